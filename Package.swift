@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "swift-apdu",
+    products: [
+        .executable(name: "apdu", targets: ["apdu"]),
+        .library(name: "PCSC", targets: ["PCSC"]),
+        .library(name: "ISO7816", targets: ["ISO7816"]),
+        .library(name: "NDEF", targets: ["NDEF"]),
+        .library(name: "NFCTags", targets: ["NFCTags"]),
+        .library(name: "VirtualCard", targets: ["VirtualCard"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CPCSCLite",
+            pkgConfig: "libpcsclite",
+            providers: [.apt(["libpcsclite-dev"])]
+        ),
+        .target(name: "PCSC", dependencies: ["CPCSCLite"]),
+        .target(name: "ISO7816"),
+        .target(name: "NDEF"),
+        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF"]),
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF"]),
+        .executableTarget(
+            name: "apdu",
+            dependencies: [
+                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Benchmark driver for Scripts/bench; not a product.
+        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816"]),
+        .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard"]),
+        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

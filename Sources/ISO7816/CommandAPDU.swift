@@ -1,0 +1,163 @@
+/// A command APDU (ISO/IEC 7816-3 §12.1, 7816-4 §5.1): header, optional data, optional Ne.
+///
+/// `ne` is the number of response bytes wanted: `nil` when there is no Le field, 1…256 in
+/// short form (256 encoded as `00`), 1…65536 in extended form (65536 encoded as `0000`).
+public struct CommandAPDU: Hashable, Sendable {
+    public var cla: UInt8
+    public var ins: UInt8
+    public var p1: UInt8
+    public var p2: UInt8
+    public var data: [UInt8]
+    /// Expected response length Ne, or `nil` for no Le field.
+    public var ne: Int?
+    /// Encode in extended form even when short form would do.
+    public var forceExtended: Bool
+
+    /// The four cases of ISO/IEC 7816-3.
+    public enum Case: String, Hashable, Sendable {
+        /// No data, no Le.
+        case case1 = "1"
+        /// Le only.
+        case case2 = "2"
+        /// Data only.
+        case case3 = "3"
+        /// Data and Le.
+        case case4 = "4"
+    }
+
+    /// Why a byte string is not a command APDU.
+    public enum ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        case tooShort(length: Int)
+        case lengthMismatch(length: Int, lc: Int, expected: [Int])
+        case zeroExtendedLc
+        case invalidNe(Int)
+        case dataTooLong(Int)
+        case hex(Hex.ParseError)
+
+        public var description: String {
+            switch self {
+            case let .tooShort(n): return "an APDU needs at least 4 bytes (CLA INS P1 P2), got \(n)"
+            case let .lengthMismatch(length, lc, expected):
+                let e = expected.map(String.init).joined(separator: " or ")
+                return "APDU of \(length) bytes does not match its Lc of \(lc) (expected \(e) bytes)"
+            case .zeroExtendedLc: return "extended APDU with Lc of 0000 (not allowed)"
+            case let .invalidNe(n): return "Ne \(n) is out of range (1…65536)"
+            case let .dataTooLong(n): return "command data of \(n) bytes exceeds 65535"
+            case let .hex(e): return e.description
+            }
+        }
+    }
+
+    public init(cla: UInt8, ins: UInt8, p1: UInt8, p2: UInt8, data: [UInt8] = [], ne: Int? = nil, forceExtended: Bool = false) {
+        self.cla = cla; self.ins = ins; self.p1 = p1; self.p2 = p2
+        self.data = data; self.ne = ne; self.forceExtended = forceExtended
+    }
+
+    /// Parses an encoded command APDU, short or extended.
+    public init(bytes: [UInt8]) throws(ParseError) {
+        let n = bytes.count
+        guard n >= 4 else { throw .tooShort(length: n) }
+        self.init(cla: bytes[0], ins: bytes[1], p1: bytes[2], p2: bytes[3])
+        if n == 4 { return }
+        let b5 = Int(bytes[4])
+        if n == 5 {
+            ne = b5 == 0 ? 256 : b5
+            return
+        }
+        if b5 != 0 {
+            // Short Lc.
+            if n == 5 + b5 {
+                data = Array(bytes[5..<n])
+            } else if n == 6 + b5 {
+                data = Array(bytes[5..<(n - 1)])
+                let le = Int(bytes[n - 1])
+                ne = le == 0 ? 256 : le
+            } else {
+                throw .lengthMismatch(length: n, lc: b5, expected: [5 + b5, 6 + b5])
+            }
+            return
+        }
+        // b5 == 0 with more bytes: extended form.
+        forceExtended = true
+        guard n >= 7 else { throw .lengthMismatch(length: n, lc: 0, expected: [5, 7]) }
+        let x = Int(bytes[5]) << 8 | Int(bytes[6])
+        if n == 7 {
+            ne = x == 0 ? 65536 : x
+            return
+        }
+        guard x != 0 else { throw .zeroExtendedLc }
+        if n == 7 + x {
+            data = Array(bytes[7..<n])
+        } else if n == 9 + x {
+            data = Array(bytes[7..<(n - 2)])
+            let le = Int(bytes[n - 2]) << 8 | Int(bytes[n - 1])
+            ne = le == 0 ? 65536 : le
+        } else {
+            throw .lengthMismatch(length: n, lc: x, expected: [7 + x, 9 + x])
+        }
+    }
+
+    /// Parses hex text (see `Hex.decode`).
+    public init(hex: some StringProtocol) throws(ParseError) {
+        let bytes: [UInt8]
+        do { bytes = try Hex.decode(hex) } catch { throw .hex(error) }
+        try self.init(bytes: bytes)
+    }
+
+    public var apduCase: Case {
+        switch (data.isEmpty, ne == nil) {
+        case (true, true): return .case1
+        case (true, false): return .case2
+        case (false, true): return .case3
+        case (false, false): return .case4
+        }
+    }
+
+    /// Whether the encoding uses extended length fields.
+    public var isExtended: Bool {
+        forceExtended || data.count > 255 || (ne ?? 0) > 256
+    }
+
+    /// The header as a 4-byte array.
+    public var header: [UInt8] { [cla, ins, p1, p2] }
+
+    /// Checks the field ranges that the memberwise initialiser cannot.
+    public func validate() throws(ParseError) {
+        if let ne, ne < 1 || ne > 65536 { throw .invalidNe(ne) }
+        if data.count > 65535 { throw .dataTooLong(data.count) }
+    }
+
+    /// The encoded APDU. Call `validate()` first for values from outside; out-of-range Ne is clamped.
+    public var bytes: [UInt8] {
+        var out = header
+        out.reserveCapacity(9 + data.count)
+        let ne = self.ne.map { min(max($0, 1), 65536) }
+        if isExtended {
+            if !data.isEmpty {
+                out += [0, UInt8(data.count >> 8 & 0xFF), UInt8(data.count & 0xFF)]
+                out += data
+                if let ne { out += [UInt8(ne >> 8 & 0xFF), UInt8(ne & 0xFF)] }
+            } else if let ne {
+                out += [0, UInt8(ne >> 8 & 0xFF), UInt8(ne & 0xFF)]
+            }
+        } else {
+            if !data.isEmpty {
+                out.append(UInt8(data.count))
+                out += data
+            }
+            if let ne { out.append(UInt8(ne & 0xFF)) }
+        }
+        return out
+    }
+}
+
+extension CommandAPDU: CustomStringConvertible {
+    /// `00 A4 04 00 Lc=07 A0000000031010 Le=256 (case 4, short)`-style summary.
+    public var description: String {
+        var parts = [Hex.encode(header, separator: " ")]
+        if !data.isEmpty { parts.append("Lc=\(data.count) \(data.hexString)") }
+        if let ne { parts.append("Ne=\(ne)") }
+        parts.append("(case \(apduCase.rawValue)\(isExtended ? ", extended" : ""))")
+        return parts.joined(separator: " ")
+    }
+}

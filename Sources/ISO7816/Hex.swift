@@ -1,0 +1,86 @@
+/// Hex text ↔ bytes, as people type it: either case, with spaces, tabs, colons or dashes
+/// between bytes or digits.
+public enum Hex {
+    /// Why hex text was refused, with the 1-based character position people can find.
+    public enum ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// A character that is neither a hex digit nor an allowed separator.
+        case invalidCharacter(Character, position: Int)
+        /// An odd number of digits: the last digit, at `position`, has no partner.
+        case oddLength(digits: Int, position: Int)
+        /// No digits at all.
+        case empty
+
+        public var description: String {
+            switch self {
+            case let .invalidCharacter(c, position):
+                let shown = c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F })
+                    ? "'\(c)'" : c.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined()
+                return "invalid hex character \(shown) at position \(position)"
+            case let .oddLength(digits, position):
+                return "odd number of hex digits (\(digits)): the digit at position \(position) has no partner"
+            case .empty:
+                return "no hex digits"
+            }
+        }
+    }
+
+    /// Decodes hex text. Separators (space, tab, newline, `:`, `-`, `_`) may stand anywhere.
+    public static func decode(_ text: some StringProtocol, allowEmpty: Bool = false) throws(ParseError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count / 2)
+        var high: UInt8? = nil
+        var highPosition = 0
+        var position = 0
+        var digits = 0
+        for character in text {
+            position += 1
+            if character == " " || character == "\t" || character == "\n" || character == "\r"
+                || character == ":" || character == "-" || character == "_" {
+                continue
+            }
+            guard let ascii = character.asciiValue, let nibble = nibbleValue(ascii) else {
+                throw .invalidCharacter(character, position: position)
+            }
+            digits += 1
+            if let h = high {
+                bytes.append(h << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+                highPosition = position
+            }
+        }
+        if high != nil { throw .oddLength(digits: digits, position: highPosition) }
+        if bytes.isEmpty && !allowEmpty { throw .empty }
+        return bytes
+    }
+
+    @inline(__always)
+    static func nibbleValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    private static let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// Uppercase hex, optionally with a separator between bytes.
+    public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
+        var out: [UInt8] = []
+        let sep = Array(separator.utf8)
+        for (i, b) in bytes.enumerated() {
+            if i > 0 { out.append(contentsOf: sep) }
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Uppercase hex with no separators.
+    public var hexString: String { Hex.encode(self) }
+}

@@ -1,0 +1,1 @@
+// The NDEF module: filled by its issue (see docs/ and ../shared/design.md).

@@ -1,0 +1,1 @@
+// The NFCTags module: filled by its issue (see docs/ and ../shared/design.md).

@@ -1,0 +1,134 @@
+internal import CPCSCLite
+
+/// A connection to the card in one reader: wraps `SCARDHANDLE`.
+///
+/// The card keeps its `Context` alive. Deinit disconnects quietly leaving the card as it is;
+/// call `disconnect(_:)` to choose the disposition and see errors. Calls on one card are not
+/// meant to overlap: use it from one thread at a time.
+public final class Card: @unchecked Sendable {
+    public let context: Context
+    public let reader: String
+    /// The protocol negotiated at connect or the last reconnect.
+    public private(set) var activeProtocol: Protocols
+    let handle: SCARDHANDLE
+    private var connected = true
+    /// Reused for every response: an extended response can be 65,536 bytes plus SW1SW2, which
+    /// pcsclite's `MAX_BUFFER_SIZE_EXTENDED` covers.
+    private var receiveBuffer: [UInt8]
+
+    init(context: Context, handle: SCARDHANDLE, reader: String, activeProtocol: Protocols) {
+        self.context = context
+        self.handle = handle
+        self.reader = reader
+        self.activeProtocol = activeProtocol
+        self.receiveBuffer = [UInt8](repeating: 0, count: Int(cpcsc_max_buffer_size_extended()))
+    }
+
+    deinit {
+        if connected { _ = SCardDisconnect(handle, DWORD(Disposition.leave.rawValue)) }
+    }
+
+    /// Ends the connection (`SCardDisconnect`), leaving the card as it is unless told otherwise.
+    public func disconnect(_ disposition: Disposition = .leave) throws(PCSCError) {
+        guard connected else { return }
+        connected = false
+        try check(SCardDisconnect(handle, DWORD(disposition.rawValue)))
+    }
+
+    /// Re-establishes the connection (`SCardReconnect`), for example after `PCSCError.resetCard`.
+    /// - Parameter initialization: `.leave` to just resync, `.reset` (warm reset) or `.unpower` (cold).
+    public func reconnect(
+        share: ShareMode = .shared, protocols: Protocols = .any, initialization: Disposition = .leave
+    ) throws(PCSCError) {
+        var active: DWORD = 0
+        try check(SCardReconnect(handle, DWORD(share.rawValue), DWORD(protocols.rawValue),
+                                 DWORD(initialization.rawValue), &active))
+        activeProtocol = Protocols(rawValue: UInt32(active))
+    }
+
+    /// Sends one command and returns the card's whole response, SW1SW2 included (`SCardTransmit`).
+    /// No GET RESPONSE or Le handling happens here: that is `ISO7816`'s job.
+    public func transmit(_ command: [UInt8]) throws(PCSCError) -> [UInt8] {
+        let pci: UnsafePointer<SCARD_IO_REQUEST>
+        if activeProtocol.contains(.t1) { pci = cpcsc_pci_t1() }
+        else if activeProtocol.contains(.t0) { pci = cpcsc_pci_t0() }
+        else { pci = cpcsc_pci_raw() }
+        var length = DWORD(receiveBuffer.count)
+        let rv = command.withUnsafeBufferPointer { cmd in
+            receiveBuffer.withUnsafeMutableBufferPointer { rx in
+                SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, rx.baseAddress, &length)
+            }
+        }
+        try check(rv)
+        return Array(receiveBuffer[0..<Int(min(length, DWORD(receiveBuffer.count)))])
+    }
+
+    /// Sends a control code to the reader (`SCardControl`). Works on a `.direct` connection
+    /// without a card.
+    public func control(_ code: UInt32, _ input: [UInt8] = []) throws(PCSCError) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(cpcsc_max_buffer_size_extended()))
+        var returned: DWORD = 0
+        let outputCount = output.count
+        let rv = input.withUnsafeBytes { inBytes in
+            output.withUnsafeMutableBytes { outBytes in
+                SCardControl(handle, DWORD(code), inBytes.baseAddress, DWORD(inBytes.count),
+                             outBytes.baseAddress, DWORD(outputCount), &returned)
+            }
+        }
+        try check(rv)
+        return Array(output.prefix(Int(returned)))
+    }
+
+    /// Reads a reader attribute (`SCardGetAttrib`).
+    public func attribute(_ attribute: Attribute) throws(PCSCError) -> [UInt8] {
+        var length: DWORD = 0
+        try check(SCardGetAttrib(handle, DWORD(attribute.rawValue), nil, &length))
+        var buffer = [UInt8](repeating: 0, count: Int(length))
+        try check(SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length))
+        return Array(buffer.prefix(Int(length)))
+    }
+
+    /// The card's answer to reset, as the reader holds it now.
+    public func atr() throws(PCSCError) -> [UInt8] { try status().atr }
+
+    /// The connection's view of the reader and card (`SCardStatus`).
+    public func status() throws(PCSCError) -> CardStatus {
+        var nameLength: DWORD = 0
+        var state: DWORD = 0
+        var proto: DWORD = 0
+        var atr = [UInt8](repeating: 0, count: 33)
+        var atrLength = DWORD(atr.count)
+        try check(SCardStatus(handle, nil, &nameLength, &state, &proto, &atr, &atrLength))
+        var names = [CChar](repeating: 0, count: Int(nameLength) + 1)
+        try check(SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength))
+        return CardStatus(
+            readerNames: MultiString.split(names.map { UInt8(bitPattern: $0) }),
+            state: CardState(rawValue: UInt32(truncatingIfNeeded: state)),
+            activeProtocol: Protocols(rawValue: UInt32(truncatingIfNeeded: proto)),
+            atr: Array(atr.prefix(Int(atrLength)))
+        )
+    }
+
+    /// Runs `body` inside a transaction (`SCardBeginTransaction` … `SCardEndTransaction`), so no
+    /// other process's command lands between this body's exchanges. The card is left as it is.
+    public func withTransaction<R>(_ body: () throws -> R) throws -> R {
+        try check(SCardBeginTransaction(handle))
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            _ = SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue))
+            throw error
+        }
+        try check(SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)))
+        return result
+    }
+}
+
+/// What `SCardStatus` reports for a connection.
+public struct CardStatus: Hashable, Sendable {
+    public var readerNames: [String]
+    public var state: CardState
+    public var activeProtocol: Protocols
+    public var atr: [UInt8]
+}
