@@ -34,11 +34,13 @@ let package = Package(
         ),
         // Benchmark driver for Scripts/bench; not a product.
         .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816"]),
+        // Virtual-reader helpers shared by the integration and CLI tests; not a product.
+        .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard"]),
-        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

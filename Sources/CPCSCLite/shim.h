@@ -15,6 +15,7 @@ static inline const SCARD_IO_REQUEST *cpcsc_pci_raw(void) { return SCARD_PCI_RAW
 static inline DWORD cpcsc_infinite(void) { return INFINITE; }
 static inline DWORD cpcsc_autoallocate(void) { return SCARD_AUTOALLOCATE; }
 static inline DWORD cpcsc_max_buffer_size_extended(void) { return MAX_BUFFER_SIZE_EXTENDED; }
+static inline DWORD cpcsc_max_buffer_size(void) { return MAX_BUFFER_SIZE; }
 static inline DWORD cpcsc_max_readername(void) { return MAX_READERNAME; }
 
 #endif

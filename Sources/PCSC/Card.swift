@@ -59,8 +59,38 @@ public final class Card: @unchecked Sendable {
                 SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, rx.baseAddress, &length)
             }
         }
-        try check(rv)
+        if rv != SCARD_S_SUCCESS_VALUE || length == 0 {
+            throw diagnoseFailedExchange(rv == SCARD_S_SUCCESS_VALUE ? .commError : PCSCError(rawValue: UInt32(truncatingIfNeeded: rv)))
+        }
         return Array(receiveBuffer[0..<Int(min(length, DWORD(receiveBuffer.count)))])
+    }
+
+    /// Errors after which the card may simply have left the reader.
+    private static let possibleRemoval: Set<PCSCError> = [.commError, .notTransacted, .commDataLost, .unknownError, .unresponsiveCard]
+
+    /// When an exchange breaks because the card was pulled, drivers report it in different
+    /// ways (vpcd: an empty answer, then `SCARD_E_NOT_TRANSACTED`) until pcscd's next presence
+    /// poll. Wait briefly for that poll so callers get `removedCard`, the error that says
+    /// what happened, instead of a generic one.
+    private func diagnoseFailedExchange(_ error: PCSCError) -> PCSCError {
+        guard Self.possibleRemoval.contains(error) else { return error }
+        var states = [ReaderState(reader: reader)]
+        let deadline = ContinuousClock.now + .milliseconds(1500)
+        do {
+            try context.statusChange(&states, timeout: .zero)
+            while true {
+                let s = states[0].eventState
+                if s.contains(.empty) { return .removedCard }
+                if s.contains(.unknown) || s.contains(.unavailable) { return .readerUnavailable }
+                if s.contains(.mute) { return .unresponsiveCard }
+                let now = ContinuousClock.now
+                guard now < deadline else { return error }
+                states[0].acknowledge()
+                try context.statusChange(&states, timeout: deadline - now)
+            }
+        } catch {
+            return error == .timeout ? .commError : error
+        }
     }
 
     /// Sends a control code to the reader (`SCardControl`). Works on a `.direct` connection
@@ -81,11 +111,13 @@ public final class Card: @unchecked Sendable {
 
     /// Reads a reader attribute (`SCardGetAttrib`).
     public func attribute(_ attribute: Attribute) throws(PCSCError) -> [UInt8] {
-        var length: DWORD = 0
-        try check(SCardGetAttrib(handle, DWORD(attribute.rawValue), nil, &length))
-        var buffer = [UInt8](repeating: 0, count: Int(length))
+        // pcsclite refuses a buffer larger than MAX_BUFFER_SIZE (264) with
+        // SCARD_E_INSUFFICIENT_BUFFER, and sizes nothing for a NULL one: ask with exactly that.
+        let size = Int(cpcsc_max_buffer_size())
+        var buffer = [UInt8](repeating: 0, count: size)
+        var length = DWORD(size)
         try check(SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length))
-        return Array(buffer.prefix(Int(length)))
+        return Array(buffer.prefix(Int(min(length, DWORD(size)))))
     }
 
     /// The card's answer to reset, as the reader holds it now.
@@ -93,19 +125,20 @@ public final class Card: @unchecked Sendable {
 
     /// The connection's view of the reader and card (`SCardStatus`).
     public func status() throws(PCSCError) -> CardStatus {
-        var nameLength: DWORD = 0
+        // One call with buffers that always suffice: reader names are at most MAX_READERNAME
+        // and an ATR at most 33 bytes.
+        var names = [CChar](repeating: 0, count: Int(cpcsc_max_readername()) * 2 + 2)
+        var nameLength = DWORD(names.count)
         var state: DWORD = 0
         var proto: DWORD = 0
         var atr = [UInt8](repeating: 0, count: 33)
         var atrLength = DWORD(atr.count)
-        try check(SCardStatus(handle, nil, &nameLength, &state, &proto, &atr, &atrLength))
-        var names = [CChar](repeating: 0, count: Int(nameLength) + 1)
         try check(SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength))
         return CardStatus(
-            readerNames: MultiString.split(names.map { UInt8(bitPattern: $0) }),
+            readerNames: MultiString.split(names.prefix(Int(min(nameLength, DWORD(names.count)))).map { UInt8(bitPattern: $0) }),
             state: CardState(rawValue: UInt32(truncatingIfNeeded: state)),
             activeProtocol: Protocols(rawValue: UInt32(truncatingIfNeeded: proto)),
-            atr: Array(atr.prefix(Int(atrLength)))
+            atr: Array(atr.prefix(Int(min(atrLength, 33))))
         )
     }
 

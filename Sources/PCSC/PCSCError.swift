@@ -16,7 +16,7 @@ public struct PCSCError: Error, RawRepresentable, Hashable, Sendable {
 
     /// `pcsc_stringify_error`'s text, which pcsclite keeps in sync with its own codes.
     public var message: String {
-        String(cString: pcsc_stringify_error(Int(Int32(bitPattern: rawValue))))
+        String(cString: pcsc_stringify_error(LONG(rawValue)))
     }
 
     public static func ~= (pattern: PCSCError, value: any Error) -> Bool {

@@ -176,6 +176,8 @@ public final class VPCDClient: @unchecked Sendable {
                 usleep(UInt32(max(0, s) * 1_000_000 + a / 1_000_000_000_000))
             }
             if let garbage = faults.garbage { answer = garbage }
+            // vpcd's 2-byte length cannot frame more; a real reader would fail the exchange too.
+            if answer.count > 0xFFFF { answer = [0x6F, 0x00] }
             guard send(fd, answer) else { return .peerClosed }
         }
     }

@@ -1,0 +1,124 @@
+import Foundation
+import PCSC
+import VirtualCard
+
+/// One vpcd reader slot from `Scripts/with-virtual-readers`.
+public struct ReaderSlot: Sendable, Hashable {
+    public var port: UInt16
+    public var reader: String
+}
+
+public struct VirtualReadersMissing: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String {
+        "no virtual readers: integration tests run beside a private pcscd; use Scripts/test, or Scripts/with-virtual-readers 16 swift test"
+    }
+}
+
+/// Hands out the slots `Scripts/with-virtual-readers` announced, one test at a time per slot,
+/// so tests running in parallel never share a reader.
+public actor ReaderSlots {
+    public static let shared = ReaderSlots()
+
+    private var free: [ReaderSlot]
+    private var waiters: [CheckedContinuation<ReaderSlot, Never>] = []
+    public nonisolated let all: [ReaderSlot]
+
+    init() {
+        let env = ProcessInfo.processInfo.environment
+        let ports = (env["APDU_VPCD_PORTS"] ?? "").split(separator: " ").compactMap { UInt16($0) }
+        let names = (env["APDU_VPCD_READERS"] ?? "").split(separator: "\n").map(String.init)
+        all = zip(ports, names).map { ReaderSlot(port: $0, reader: $1) }
+        free = all
+    }
+
+    /// Takes a free slot, waiting for one if all are in use. Throws when there are none at all.
+    public func acquire() async throws -> ReaderSlot {
+        guard !all.isEmpty else { throw VirtualReadersMissing() }
+        if let slot = free.popLast() { return slot }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+
+    public func release(_ slot: ReaderSlot) {
+        if !waiters.isEmpty {
+            waiters.removeFirst().resume(returning: slot)
+        } else {
+            free.append(slot)
+        }
+    }
+
+    /// Takes `count` slots at once (all or nothing, waiting as needed).
+    public func acquire(count: Int) async throws -> [ReaderSlot] {
+        guard all.count >= count else { throw VirtualReadersMissing() }
+        var taken: [ReaderSlot] = []
+        for _ in 0..<count { taken.append(try await acquire()) }
+        return taken
+    }
+}
+
+public struct Timeout: Error, CustomStringConvertible {
+    public var what: String
+    public var description: String { "timed out waiting for \(what)" }
+}
+
+/// Waits until pcscd reports the reader's card present (or absent).
+public func waitForCard(in reader: String, present: Bool, timeout: Duration = .seconds(10)) throws {
+    let context = try Context()
+    var states = [ReaderState(reader: reader)]
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        try context.statusChange(&states, timeout: .milliseconds(500))
+        let s = states[0].eventState
+        if present ? s.contains(.present) && !s.contains(.mute) : s.contains(.empty) { return }
+        states[0].acknowledge()
+    }
+    throw Timeout(what: "card \(present ? "insertion" : "removal") in \(reader)")
+}
+
+/// A card inserted into a slot for the duration of a test.
+public final class InsertedCard: @unchecked Sendable {
+    public let slot: ReaderSlot
+    public let client: VPCDClient
+    public var reader: String { slot.reader }
+
+    init(slot: ReaderSlot, client: VPCDClient) {
+        self.slot = slot
+        self.client = client
+    }
+
+    /// Pulls the card and waits until pcscd has noticed.
+    public func remove() throws {
+        client.stop()
+        try waitForCard(in: slot.reader, present: false)
+    }
+}
+
+/// Inserts `card` into a free slot, runs `body`, then removes the card and frees the slot.
+public func withInsertedCard<R: Sendable>(
+    _ card: any EmulatedCard, faults: Faults = .none,
+    _ body: (InsertedCard) async throws -> R
+) async throws -> R {
+    let slot = try await ReaderSlots.shared.acquire()
+    let client = VPCDClient(port: slot.port, card: card, faults: faults)
+    client.start()
+    let inserted = InsertedCard(slot: slot, client: client)
+    do {
+        try waitForCard(in: slot.reader, present: true)
+        let result = try await body(inserted)
+        try inserted.remove()
+        await ReaderSlots.shared.release(slot)
+        return result
+    } catch {
+        client.stop()
+        try? waitForCard(in: slot.reader, present: false)
+        await ReaderSlots.shared.release(slot)
+        throw error
+    }
+}
+
+/// A free slot with no card in it, for tests that manage insertion themselves.
+public func withEmptySlot<R: Sendable>(_ body: (ReaderSlot) async throws -> R) async throws -> R {
+    let slot = try await ReaderSlots.shared.acquire()
+    defer { Task { await ReaderSlots.shared.release(slot) } }
+    return try await body(slot)
+}

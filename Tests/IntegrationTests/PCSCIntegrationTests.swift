@@ -1,0 +1,206 @@
+import Foundation
+import ISO7816
+import PCSC
+import Testing
+import TestSupport
+import VirtualCard
+
+func demoCard(_ behaviour: HostBehaviour = HostBehaviour()) -> ApplicationHost {
+    ApplicationHost(applications: [DemoApplication()], behaviour: behaviour)
+}
+
+/// Asks pcscd to re-read reader.conf.d (`pcscd -H`).
+func rescanReaders() -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/sbin/pcscd")
+    p.arguments = ["-H"]
+    try? p.run()
+    p.waitUntilExit()
+    return p.terminationStatus
+}
+
+let selectDemo: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x06] + DemoApplication.defaultAID + [0x00]
+
+@Suite("PC/SC through a real pcscd")
+struct PCSCIntegrationTests {
+    @Test("the virtual readers are listed byte-exact")
+    func readersListed() async throws {
+        let slots = ReaderSlots.shared.all
+        #expect(!slots.isEmpty, "\(VirtualReadersMissing())")
+        let readers = try Context().readers()
+        for slot in slots {
+            #expect(readers.contains(slot.reader))
+        }
+    }
+
+    @Test("insertion and removal are seen by a status-change wait")
+    func insertAndRemove() async throws {
+        try await withEmptySlot { slot in
+            let context = try Context()
+            var states = [ReaderState(reader: slot.reader)]
+            try context.statusChange(&states, timeout: .zero)
+            #expect(states[0].eventState.contains(.empty))
+            states[0].acknowledge()
+            let before = states[0].eventCount
+
+            let client = VPCDClient(port: slot.port, card: demoCard())
+            client.start()
+            defer { client.stop() }
+            let changed = try context.statusChange(&states, timeout: .seconds(5))
+            #expect(changed)
+            #expect(states[0].eventState.contains(.present))
+            #expect(states[0].atr == ApplicationHost.defaultATR)
+            #expect(states[0].eventCount != before)
+            states[0].acknowledge()
+
+            client.stop()
+            #expect(try context.statusChange(&states, timeout: .seconds(5)))
+            #expect(states[0].eventState.contains(.empty))
+        }
+    }
+
+    @Test("a wait with nothing happening times out and returns false")
+    func statusChangeTimeout() async throws {
+        try await withEmptySlot { slot in
+            let context = try Context()
+            var states = [ReaderState(reader: slot.reader)]
+            try context.statusChange(&states, timeout: .zero)
+            states[0].acknowledge()
+            let start = ContinuousClock.now
+            #expect(try context.statusChange(&states, timeout: .milliseconds(300)) == false)
+            #expect(ContinuousClock.now - start >= .milliseconds(250))
+        }
+    }
+
+    @Test("cancel interrupts a wait from another thread")
+    func cancelWait() async throws {
+        try await withEmptySlot { slot in
+            let context = try Context()
+            var states = [ReaderState(reader: slot.reader)]
+            try context.statusChange(&states, timeout: .zero)
+            states[0].acknowledge()
+            let waiter = Thread {
+                usleep(200_000)
+                try? context.cancel()
+            }
+            waiter.start()
+            #expect(throws: PCSCError.cancelled) {
+                try context.statusChange(&states, timeout: .seconds(10))
+            }
+        }
+    }
+
+    @Test("the plug-and-play pseudo-reader waits quietly while no reader comes or goes")
+    func plugAndPlay() throws {
+        // pcscd 1.9.9 cannot add vpcd readers at run time (serial readers are read at start),
+        // so this checks the pseudo-reader is accepted and times out cleanly.
+        let context = try Context()
+        var states = [ReaderState(reader: ReaderState.plugAndPlayNotification)]
+        #expect(try context.statusChange(&states, timeout: .milliseconds(300)) == false)
+    }
+
+    @Test("transmit round trip, status and attributes")
+    func transmit() async throws {
+        try await withInsertedCard(demoCard()) { inserted in
+            let card = try Context().connect(reader: inserted.reader)
+            let fci = try card.transmit(selectDemo)
+            #expect(Array(fci.suffix(2)) == [0x90, 0x00])
+            #expect(fci.first == 0x6F)
+            let echo = try card.transmit([0x00, 0xEE, 0x00, 0x00, 0x03, 0xCA, 0xFE, 0x01])
+            #expect(echo == [0xCA, 0xFE, 0x01, 0x90, 0x00])
+            let status: CardStatus
+            do { status = try card.status() } catch { Issue.record("status: \(error)"); throw error }
+            #expect(status.readerNames == [inserted.reader])
+            #expect(status.atr == ApplicationHost.defaultATR)
+            #expect(status.state.contains(.present))
+            #expect(!card.activeProtocol.isEmpty)
+            // vpcd implements no reader attributes: asking must be a clean PCSCError, never a crash.
+            for attribute in [Attribute.deviceFriendlyName, .vendorName, .atrString, .maxInput] {
+                #expect(throws: PCSCError.self) { _ = try card.attribute(attribute) }
+            }
+            // Nor the Part 10 feature request: an empty list, not an error.
+            #expect(card.features().isEmpty)
+            try card.disconnect()
+        }
+    }
+
+    @Test("an extended response far beyond 258 bytes fits the receive buffer")
+    func extendedResponse() async throws {
+        try await withInsertedCard(demoCard()) { inserted in
+            let card = try Context().connect(reader: inserted.reader)
+            _ = try card.transmit(selectDemo)
+            // ECHO with extended Le FFFD: 65533 pattern bytes + SW, the most vpcd's 2-byte framing carries.
+            let answer = try card.transmit([0x00, 0xEE, 0x00, 0x00, 0x00, 0xFF, 0xFD])
+            try #require(answer.count == 65535)
+            #expect(answer[300] == UInt8(300 & 0xFF))
+            #expect(Array(answer.suffix(2)) == [0x90, 0x00])
+        }
+    }
+
+    @Test("a transaction keeps another handle's exchange out until it ends")
+    func transaction() async throws {
+        try await withInsertedCard(demoCard()) { inserted in
+            let card = try Context().connect(reader: inserted.reader)
+            let other = try Context().connect(reader: inserted.reader)
+            let otherDone = Locked<ContinuousClock.Instant?>(nil)
+            let transactionEnd = try card.withTransaction { () -> ContinuousClock.Instant in
+                let thread = Thread {
+                    _ = try? other.transmit(selectDemo)
+                    otherDone.withLock { $0 = .now }
+                }
+                thread.start()
+                usleep(300_000)
+                #expect(otherDone.current == nil, "the other handle got in during the transaction")
+                let answer = try card.transmit(selectDemo)
+                #expect(answer.suffix(2) == [0x90, 0x00])
+                return .now
+            }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while otherDone.current == nil && ContinuousClock.now < deadline { usleep(10_000) }
+            let done = try #require(otherDone.current)
+            #expect(done >= transactionEnd)
+        }
+    }
+
+    @Test("a reset by another handle is reported, and reconnect recovers")
+    func resetAndReconnect() async throws {
+        try await withInsertedCard(demoCard()) { inserted in
+            let context = try Context()
+            let card = try context.connect(reader: inserted.reader)
+            _ = try card.transmit(selectDemo)
+            let other = try context.connect(reader: inserted.reader)
+            try other.disconnect(.reset)
+            #expect(throws: PCSCError.resetCard) { try card.transmit(selectDemo) }
+            try card.reconnect()
+            // The reset deselected the application: ECHO now finds no application.
+            #expect(try card.transmit([0x00, 0xEE, 0x00, 0x00, 0x01, 0x01]) == [0x6D, 0x00])
+            #expect(try card.transmit(selectDemo).suffix(2) == [0x90, 0x00])
+        }
+    }
+
+    @Test("a card pulled mid-exchange gives the removed-card error, not a hang")
+    func pulledCard() async throws {
+        try await withInsertedCard(demoCard(), faults: Faults(removeAfter: 1)) { inserted in
+            let card = try Context().connect(reader: inserted.reader)
+            _ = try card.transmit(selectDemo)
+            let start = ContinuousClock.now
+            var failure: PCSCError?
+            do {
+                let r = try card.transmit(selectDemo)
+                Issue.record("transmit after the pull answered \(r.hexString)")
+            } catch let e as PCSCError { failure = e }
+            #expect(failure == .removedCard)
+            #expect(ContinuousClock.now - start < .seconds(5))
+            // Whatever the driver said for the broken exchange, the next call knows the card is gone.
+            #expect(throws: PCSCError.removedCard) { try card.transmit(selectDemo) }
+            print("pulled card: first error \(failure.map(String.init(describing:)) ?? "none")")
+        }
+    }
+
+    @Test("connecting to an unknown reader is a clear error")
+    func unknownReader() throws {
+        #expect(throws: PCSCError.unknownReader) {
+            _ = try Context().connect(reader: "No Such Reader 00 00")
+        }
+    }
+}
