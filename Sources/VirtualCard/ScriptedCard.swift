@@ -31,6 +31,10 @@ public final class ScriptedCard: EmulatedCard, @unchecked Sendable {
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
         public var line: Int
         public var reason: String
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
         public var description: String { "card script line \(line): \(reason)" }
     }
 

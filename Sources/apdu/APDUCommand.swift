@@ -1,0 +1,15 @@
+import ArgumentParser
+
+@main
+struct APDUCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apdu",
+        abstract: "Talk to smart cards and NFC tags through PC/SC.",
+        discussion: """
+            Exit codes: 0 ok, 1 unexpected answer, 64 usage, 65 bad data, 69 no service/reader/card, \
+            74 card I/O failed, 75 timeout or sharing violation, 77 refused by policy. See docs/cli.md.
+            """,
+        version: "0.1.0",
+        subcommands: [Readers.self, Send.self, Emulate.self]
+    )
+}

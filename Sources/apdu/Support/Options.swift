@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+
+/// Which reader to use and whether to wait for a card.
+struct ReaderOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: ArgumentHelp(
+        "Reader: exact name, index from 'apdu readers', or a unique part of the name. Default: $APDU_READER, else the only reader with a card.",
+        valueName: "reader"))
+    var reader: String?
+
+    @Option(help: ArgumentHelp("Wait up to this many seconds for a card instead of failing.", valueName: "seconds"))
+    var wait: Double?
+
+    func validate() throws {
+        if let wait, !(wait >= 0 && wait <= 86_400) {
+            throw ValidationError("--wait must be between 0 and 86400 seconds, got \(wait)")
+        }
+    }
+
+    var requestedReader: String? {
+        reader ?? ProcessInfo.processInfo.environment["APDU_READER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    var waitDuration: Duration? { wait.map { .milliseconds(Int64($0 * 1000)) } }
+}
+
+/// Output format.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON for scripts (one document; one per line for streams).")
+    var json = false
+}

@@ -1,0 +1,93 @@
+import PCSC
+
+/// Picks the reader a command works on (docs/cli.md, "Choosing a reader").
+struct ReaderSelection {
+    let context: Context
+
+    /// The reader to use, with its card present (waiting up to `wait` for one).
+    func chooseReaderWithCard(_ requested: String?, wait: Duration?) throws -> String {
+        let readers = try context.readers()
+        if let requested {
+            let name = try match(requested, in: readers)
+            try waitForCard(in: name, wait: wait)
+            return name
+        }
+        if readers.isEmpty {
+            throw Failure(.unavailable, "no readers found; plug one in (pcscd sees none)")
+        }
+        if readers.count == 1 {
+            try waitForCard(in: readers[0], wait: wait)
+            return readers[0]
+        }
+        var states = readers.map { ReaderState(reader: $0) }
+        try context.statusChange(&states, timeout: .zero)
+        let withCard = states.filter { $0.eventState.contains(.present) }.map(\.reader)
+        if withCard.count == 1 { return withCard[0] }
+        if withCard.count > 1 {
+            throw Failure(.usage, "several readers have a card; choose one with --reader:\n" + listing(withCard))
+        }
+        guard let wait else {
+            throw Failure(.unavailable, "no card in any reader (use --wait SECONDS to wait for one)")
+        }
+        // Wait for the first card in any reader.
+        let deadline = ContinuousClock.now + wait
+        for i in states.indices { states[i].acknowledge() }
+        while ContinuousClock.now < deadline {
+            let changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
+            if !changed { break }
+            if let s = states.first(where: { $0.eventState.contains(.present) && !$0.eventState.contains(.mute) }) {
+                return s.reader
+            }
+            for i in states.indices { states[i].acknowledge() }
+        }
+        throw Failure(.unavailable, "no card presented within \(format(wait))")
+    }
+
+    /// Resolves `--reader`: exact name, index, or unique case-insensitive substring.
+    func match(_ requested: String, in readers: [String]) throws -> String {
+        if readers.contains(requested) { return requested }
+        if let index = Int(requested) {
+            guard readers.indices.contains(index) else {
+                throw Failure(.usage, "no reader with index \(index); readers:\n" + listing(readers))
+            }
+            return readers[index]
+        }
+        let hits = readers.filter { $0.lowercased().contains(requested.lowercased()) }
+        if hits.count == 1 { return hits[0] }
+        if hits.isEmpty {
+            let known = readers.isEmpty ? " (pcscd sees no readers)" : "; readers:\n" + listing(readers)
+            throw Failure(.usage, "unknown reader '\(requested)'\(known)")
+        }
+        throw Failure(.usage, "'\(requested)' matches several readers; be more specific:\n" + listing(hits))
+    }
+
+    func waitForCard(in reader: String, wait: Duration?) throws {
+        var states = [ReaderState(reader: reader)]
+        try context.statusChange(&states, timeout: .zero)
+        if isReady(states[0].eventState) { return }
+        if states[0].eventState.contains(.unknown) { throw Failure(.unavailable, "reader '\(reader)' is gone") }
+        guard let wait else {
+            throw Failure(.unavailable, "no card in reader '\(reader)' (use --wait SECONDS to wait for one)")
+        }
+        let deadline = ContinuousClock.now + wait
+        while ContinuousClock.now < deadline {
+            states[0].acknowledge()
+            let changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
+            if isReady(states[0].eventState) { return }
+            if !changed { break }
+        }
+        throw Failure(.unavailable, "no card presented in '\(reader)' within \(format(wait))")
+    }
+
+    private func isReady(_ s: ReaderStatus) -> Bool { s.contains(.present) && !s.contains(.mute) }
+
+    private func listing(_ readers: [String]) -> String {
+        readers.map { "  \(Terminal.safe($0))" }.joined(separator: "\n")
+    }
+
+    private func format(_ d: Duration) -> String {
+        let (s, a) = d.components
+        let seconds = Double(s) + Double(a) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Output for people, safe for any bytes a card sends.
+enum Terminal {
+    /// Writes to stdout.
+    static func print(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// A message on stderr prefixed with `apdu:`. The first line says what went wrong; any
+    /// further lines (a reader listing) are our own text, each made safe separately.
+    static func error(_ message: String) {
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }
+        FileHandle.standardError.write(Data(("apdu: " + lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data(("apdu: warning: " + safe(message) + "\n").utf8))
+    }
+
+    /// Text with every control character (C0, DEL, C1) and bidi/format control shown as an
+    /// escape, so nothing from a card can move the cursor, recolour or retitle a terminal.
+    static func safe(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out += "\\n"
+            case 0x09: out += "\\t"
+            case 0x0D: out += "\\r"
+            case 0x5C: out += "\\\\"
+            case 0x00..<0x20, 0x7F..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF:
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Bytes as text where printable ASCII, `.` otherwise (hex dumps).
+    static func ascii(_ bytes: some Sequence<UInt8>) -> String {
+        String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
+    }
+}
