@@ -79,6 +79,7 @@ extension APDUCommand {
                     removeAfter: removeAfter,
                     delay: delayMs.map { .milliseconds($0) },
                     garbage: try garbage.map { try Hex.decode($0, allowEmpty: true) })
+                restoreTerminationSignals()
                 let client = VPCDClient(host: host, port: port, card: model, faults: faults, reconnects: !once)
                 FileHandle.standardError.write(Data("apdu: emulating \(description) on vpcd \(host):\(port); Ctrl-C removes it\n".utf8))
                 do { try client.run() } catch {
@@ -87,4 +88,17 @@ extension APDUCommand {
             }
         }
     }
+}
+
+/// A parent may have left SIGINT/SIGTERM blocked (the mask survives exec; some test runners and
+/// service managers do this). The emulator must die on them, which closes its socket and so
+/// removes the card.
+func restoreTerminationSignals() {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        sigaddset(&set, sig)
+        signal(sig, SIG_DFL)
+    }
+    pthread_sigmask(SIG_UNBLOCK, &set, nil)
 }
