@@ -21,6 +21,12 @@ public final class ScriptedCard: EmulatedCard, @unchecked Sendable {
         public var matchesAnyTail: Bool
         public var response: [UInt8]
 
+        public init(pattern: [UInt8?], matchesAnyTail: Bool, response: [UInt8]) {
+            self.pattern = pattern
+            self.matchesAnyTail = matchesAnyTail
+            self.response = response
+        }
+
         public func matches(_ apdu: [UInt8]) -> Bool {
             if matchesAnyTail ? apdu.count < pattern.count : apdu.count != pattern.count { return false }
             for (i, p) in pattern.enumerated() where p != nil && p != apdu[i] { return false }

@@ -6,16 +6,24 @@ extension APDUCommand {
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send APDUs in order on one connection and explain each status word.",
-            discussion: "Hex may use either case, spaces or colons: apdu send '00 A4 04 00 07 A0000000031010'")
+            discussion: """
+                Hex may use either case, spaces or colons: apdu send '00 A4 04 00 07 A0000000031010'. \
+                GET RESPONSE (61xx), a wrong Le (6Cxx) and command chaining are handled unless --raw.
+                """)
 
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var allowlist: AllowlistOptions
 
         @Option(help: ArgumentHelp("Status words that count as success (comma-separated, e.g. 9000,6283); any other exits 1.", valueName: "SW,..."))
         var expect: String?
 
+        @Flag(help: "Send exactly these bytes: no GET RESPONSE, no Le correction, no chaining.")
+        var raw = false
+
         @Argument(help: ArgumentHelp("Command APDUs in hex.", valueName: "hex"))
-        var apdus: [String]
+        var apdus: [String] = []
 
         func validate() throws {
             if apdus.isEmpty { throw ValidationError("give at least one APDU in hex") }
@@ -24,50 +32,40 @@ extension APDUCommand {
                     throw ValidationError("APDU \(i + 1) ('\(Terminal.safe(text))'): \(error)")
                 }
             }
-            _ = try expectedWords()
-        }
-
-        func expectedWords() throws -> [StatusWord]? {
-            guard let expect else { return nil }
-            return try expect.split(separator: ",").map { part in
-                guard let sw = StatusWord(hex: part.trimmingCharacters(in: .whitespaces)) else {
-                    throw ValidationError("--expect: '\(Terminal.safe(String(part)))' is not a status word like 9000")
-                }
-                return sw
-            }
+            _ = try parseExpectedWords(expect)
         }
 
         func run() throws {
             try reportingFailures {
                 let commands = try apdus.map { try CommandAPDU(hex: $0) }
-                let expected = try expectedWords()
+                let expected = try parseExpectedWords(expect)
+                let policy = try allowlist.policy()
+                // Refuse the whole batch before connecting: nothing reaches the card.
+                if let policy {
+                    for (i, command) in commands.enumerated() {
+                        if let aid = policy.refusal(for: command) {
+                            throw Failure(.refused, "APDU \(i + 1): SELECT of AID \(aid.hexString) refused: not in the allowlist")
+                        }
+                    }
+                }
                 let context = try Context()
                 let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
                 let card = try context.connect(reader: reader)
+                let transport = APDUTransport(
+                    channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
+                    selectPolicy: policy, observer: traceOptions.observer)
                 var exchanges: [JSON] = []
                 var unexpected: (Int, StatusWord)?
                 try card.withTransaction {
                     for (i, command) in commands.enumerated() {
-                        let raw = try card.transmit(command.bytes)
-                        let response: ResponseAPDU
-                        do { response = try ResponseAPDU(bytes: raw) } catch {
-                            throw Failure(.ioError, "APDU \(i + 1): \(error)")
-                        }
+                        let response = try transport.send(command)
                         let sw = response.statusWord
-                        let meaning = sw.meaning
+                        let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
                         if output.json {
-                            exchanges.append(.object([
-                                ("command", .hex(command.bytes)),
-                                ("response", .hex(raw)),
-                                ("data", .hex(response.data)),
-                                ("sw", .string(sw.description)),
-                                ("category", .string(meaning.category.rawValue)),
-                                ("meaning", .string(meaning.text)),
-                            ]))
+                            exchanges.append(ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response))
                         } else {
-                            Terminal.print("> " + Hex.encode(command.bytes, separator: " "))
-                            let data = response.data.isEmpty ? "" : Hex.encode(response.data, separator: " ") + " "
-                            Terminal.print("< " + data + Hex.encode([sw.sw1, sw.sw2], separator: " ") + "  (\(sw): \(meaning.text))")
+                            Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
+                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (\(sw): \(sw.meaning.text))")
                         }
                         if let expected, !expected.contains(sw), unexpected == nil {
                             unexpected = (i + 1, sw)
@@ -86,3 +84,37 @@ extension APDUCommand {
         }
     }
 }
+
+/// `--expect 9000,6283`
+func parseExpectedWords(_ text: String?) throws -> [StatusWord]? {
+    guard let text else { return nil }
+    return try text.split(separator: ",").map { part in
+        guard let sw = StatusWord(hex: part.trimmingCharacters(in: .whitespaces)) else {
+            throw ValidationError("--expect: '\(Terminal.safe(String(part)))' is not a status word like 9000")
+        }
+        return sw
+    }
+}
+
+/// The JSON and text shapes of one logical exchange, shared by send, select and script.
+enum ExchangeJSON {
+    static func make(command: String, redacted: Bool, response: ResponseAPDU) -> JSON {
+        let sw = response.statusWord
+        var members: [(String, JSON)] = [
+            ("command", .string(command)),
+            ("response", .hex(response.bytes)),
+            ("data", .hex(response.data)),
+            ("sw", .string(sw.description)),
+            ("category", .string(sw.meaning.category.rawValue)),
+            ("meaning", .string(sw.meaning.text)),
+        ]
+        if redacted { members.append(("redacted", .bool(true))) }
+        return .object(members)
+    }
+
+    static func spaced(_ response: ResponseAPDU) -> String {
+        Hex.encode(response.bytes, separator: " ")
+    }
+}
+
+import Foundation

@@ -60,6 +60,15 @@ func reportingFailures(_ body: () throws -> Void) throws {
     } catch let failure as Failure {
         Terminal.error(failure.message)
         throw ExitCode(failure.status.rawValue)
+    } catch let error as TransmitError {
+        let status: ExitStatus
+        switch error {
+        case .refusedSelect: status = .refused
+        case .extendedLengthUnsupported: status = .usage
+        case .getResponseLimit, .malformedResponse: status = .ioError
+        }
+        Terminal.error(error.description)
+        throw ExitCode(status.rawValue)
     } catch let error as PCSCError {
         Terminal.error(error.failure.message)
         throw ExitCode(error.failure.status.rawValue)

@@ -1,0 +1,166 @@
+/// Something that carries one command APDU to a card and brings back its answer: a PC/SC
+/// card handle, an emulated card, a recorded transcript. `ISO7816`, `NFCTags` and the tools
+/// above them work over any channel.
+public protocol CardChannel: AnyObject {
+    /// One physical exchange: the encoded command in, the raw response (data + SW1SW2) out.
+    func transmit(_ command: [UInt8]) throws -> [UInt8]
+    /// Whether extended-length APDUs may be sent (both the reader and the card take them).
+    var supportsExtendedLength: Bool { get }
+}
+
+/// One physical exchange, as an observer sees it.
+public struct Exchange: Sendable, Hashable {
+    public var command: [UInt8]
+    /// The raw response, or empty when the exchange failed.
+    public var response: [UInt8]
+    public var duration: Duration
+    /// Why this exchange was sent: the caller's command, or a step of the policy.
+    public var purpose: Purpose
+
+    public enum Purpose: String, Sendable, Hashable {
+        case command, getResponse, resendWithLe, chained
+    }
+}
+
+/// How `APDUTransport` turns one logical command into physical exchanges.
+public struct TransmissionPolicy: Sendable, Hashable {
+    /// Send exactly what is given and return exactly what comes back: no GET RESPONSE, no Le
+    /// correction, no chaining.
+    public var raw = false
+    /// The most GET RESPONSE rounds for one command before giving up (a card answering 61xx forever).
+    public var maxGetResponseRounds = 256
+    /// Split data longer than `maxShortData` into a command chain (CLA bit b5) when extended
+    /// length is not available.
+    public var allowsChaining = true
+    /// Largest data field for one short APDU.
+    public var maxShortData = 255
+
+    public init(raw: Bool = false) { self.raw = raw }
+    public static let standard = TransmissionPolicy()
+}
+
+/// Why a logical command could not be completed.
+public enum TransmitError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The card kept answering 61xx past the limit.
+    case getResponseLimit(rounds: Int)
+    /// The command needs extended length, which this channel cannot carry, and chaining is off.
+    case extendedLengthUnsupported(dataLength: Int, ne: Int?)
+    /// The card answered fewer than two bytes.
+    case malformedResponse([UInt8])
+    /// The SELECT policy refused the command before it was sent.
+    case refusedSelect(aid: [UInt8])
+
+    public var description: String {
+        switch self {
+        case let .getResponseLimit(rounds):
+            return "the card still answered 61xx after \(rounds) GET RESPONSE rounds; giving up"
+        case let .extendedLengthUnsupported(n, ne):
+            return "this command needs extended length (data \(n) bytes\(ne.map { ", Ne \($0)" } ?? "")), which the reader or card does not support"
+        case let .malformedResponse(bytes):
+            return ResponseAPDU.ResponseError.tooShort(bytes).description
+        case let .refusedSelect(aid):
+            return "SELECT of AID \(aid.hexString) refused: not in the allowlist"
+        }
+    }
+}
+
+/// Sends logical commands over a `CardChannel`, doing what ISO 7816-3/-4 leave to the host:
+///
+/// - `61xx`: GET RESPONSE with the original command's CLA and Le = min(SW2, 256), `6100`
+///   meaning 256, repeated until the card is done (bounded by `maxGetResponseRounds`);
+/// - `6Cxx`: re-send once with Le = SW2;
+/// - data too long for a short APDU: extended length when the channel supports it, else
+///   command chaining (CLA bit b5), else a clear error;
+/// - a SELECT policy checked before anything reaches the card.
+///
+/// Every physical exchange goes to `observer` with its timing.
+public final class APDUTransport {
+    public let channel: any CardChannel
+    public var policy: TransmissionPolicy
+    public var selectPolicy: SelectPolicy?
+    public var observer: ((Exchange) -> Void)?
+
+    public init(channel: any CardChannel, policy: TransmissionPolicy = .standard, selectPolicy: SelectPolicy? = nil, observer: ((Exchange) -> Void)? = nil) {
+        self.channel = channel
+        self.policy = policy
+        self.selectPolicy = selectPolicy
+        self.observer = observer
+    }
+
+    /// Sends one logical command and returns the complete response.
+    public func send(_ command: CommandAPDU) throws -> ResponseAPDU {
+        if let selectPolicy, let aid = selectPolicy.refusal(for: command) {
+            throw TransmitError.refusedSelect(aid: aid)
+        }
+        if policy.raw { return try exchange(command.bytes, .command) }
+
+        var command = command
+        var response: ResponseAPDU
+        let needsExtended = command.data.count > policy.maxShortData || (command.ne ?? 0) > 256
+        if needsExtended && !channel.supportsExtendedLength {
+            guard command.data.count > policy.maxShortData, policy.allowsChaining, (command.ne ?? 0) <= 256 else {
+                throw TransmitError.extendedLengthUnsupported(dataLength: command.data.count, ne: command.ne)
+            }
+            command.forceExtended = false
+            response = try sendChained(command)
+        } else {
+            response = try exchange(command.bytes, .command)
+        }
+
+        if response.statusWord.sw1 == 0x6C {
+            command.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
+            command.forceExtended = false
+            response = try exchange(command.bytes, .resendWithLe)
+        }
+
+        guard response.statusWord.sw1 == 0x61 else { return response }
+        var data = response.data
+        var rounds = 0
+        // GET RESPONSE keeps the logical channel and secure messaging bits of the original CLA,
+        // never the chaining bit (pcsc-sharp sends 00 here, which some cards refuse).
+        let cla = command.cla & ~0x10
+        while response.statusWord.sw1 == 0x61 {
+            rounds += 1
+            if rounds > policy.maxGetResponseRounds { throw TransmitError.getResponseLimit(rounds: policy.maxGetResponseRounds) }
+            let available = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
+            var getResponse = CommandAPDU(cla: cla, ins: 0xC0, p1: 0, p2: 0, ne: available)
+            response = try exchange(getResponse.bytes, .getResponse)
+            if response.statusWord.sw1 == 0x6C {
+                getResponse.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
+                response = try exchange(getResponse.bytes, .resendWithLe)
+            }
+            data += response.data
+        }
+        return ResponseAPDU(data: data, statusWord: response.statusWord)
+    }
+
+    /// Sends data in pieces of `maxShortData` with CLA bit b5 set on all but the last; stops at
+    /// the first piece the card does not accept with 9000.
+    private func sendChained(_ command: CommandAPDU) throws -> ResponseAPDU {
+        var offset = 0
+        let data = command.data
+        while true {
+            let end = min(offset + policy.maxShortData, data.count)
+            let last = end == data.count
+            var piece = CommandAPDU(cla: last ? command.cla : command.cla | 0x10, ins: command.ins, p1: command.p1, p2: command.p2,
+                                    data: Array(data[offset..<end]))
+            if last { piece.ne = command.ne }
+            let response = try exchange(piece.bytes, last ? .command : .chained)
+            if last || response.statusWord != .success { return response }
+            offset = end
+        }
+    }
+
+    private func exchange(_ bytes: [UInt8], _ purpose: Exchange.Purpose) throws -> ResponseAPDU {
+        let start = ContinuousClock.now
+        let raw: [UInt8]
+        do {
+            raw = try channel.transmit(bytes)
+        } catch {
+            observer?(Exchange(command: bytes, response: [], duration: ContinuousClock.now - start, purpose: purpose))
+            throw error
+        }
+        observer?(Exchange(command: bytes, response: raw, duration: ContinuousClock.now - start, purpose: purpose))
+        do { return try ResponseAPDU(bytes: raw) } catch { throw TransmitError.malformedResponse(raw) }
+    }
+}

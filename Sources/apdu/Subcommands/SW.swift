@@ -1,0 +1,33 @@
+import ArgumentParser
+import ISO7816
+
+extension APDUCommand {
+    struct SW: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sw", abstract: "Explain a status word (offline).")
+
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: ArgumentHelp("The status word, e.g. 6A82 or '63 C2'.", valueName: "sw"))
+        var word: String
+
+        func validate() throws {
+            if StatusWord(hex: word) == nil {
+                throw ValidationError("'\(Terminal.safe(word))' is not a status word: give two bytes in hex, e.g. 9000")
+            }
+        }
+
+        func run() throws {
+            let sw = StatusWord(hex: word)!
+            let meaning = sw.meaning
+            if output.json {
+                Terminal.print(JSON.object([
+                    ("sw", .string(sw.description)), ("sw1", .hex([sw.sw1])), ("sw2", .hex([sw.sw2])),
+                    ("category", .string(meaning.category.rawValue)), ("meaning", .string(meaning.text)),
+                ]).serialized)
+            } else {
+                Terminal.print("\(sw): \(meaning.category.rawValue): \(meaning.text)")
+            }
+        }
+    }
+}

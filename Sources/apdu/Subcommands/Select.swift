@@ -1,0 +1,73 @@
+import ArgumentParser
+import ISO7816
+import PCSC
+
+extension APDUCommand {
+    struct Select: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "SELECT an application by AID and decode its FCI.")
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var allowlist: AllowlistOptions
+
+        @Argument(help: ArgumentHelp("The application identifier in hex (1-16 bytes).", valueName: "aid"))
+        var aid: String
+
+        func parsedAID() throws -> [UInt8] {
+            let bytes: [UInt8]
+            do { bytes = try Hex.decode(aid) } catch { throw ValidationError("AID: \(error)") }
+            guard (1...16).contains(bytes.count) else {
+                throw ValidationError("AID: an AID has 1 to 16 bytes, '\(Terminal.safe(aid))' has \(bytes.count)")
+            }
+            return bytes
+        }
+
+        func validate() throws { _ = try parsedAID() }
+
+        func run() throws {
+            try reportingFailures {
+                let aidBytes = try parsedAID()
+                let command = CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00, data: aidBytes, ne: 256)
+                let policy = try allowlist.policy()
+                if let policy, policy.refusal(for: command) != nil {
+                    throw Failure(.refused, "SELECT of AID \(aidBytes.hexString) refused: not in the allowlist")
+                }
+                let context = try Context()
+                let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                let card = try context.connect(reader: reader)
+                let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: policy, observer: traceOptions.observer)
+                let response = try transport.send(command)
+                try? card.disconnect()
+                let sw = response.statusWord
+                let tlv = try? BERTLV.decode(response.data)
+                if output.json {
+                    Terminal.print(JSON.object([
+                        ("reader", .string(reader)), ("aid", .hex(aidBytes)), ("sw", .string(sw.description)),
+                        ("category", .string(sw.meaning.category.rawValue)), ("meaning", .string(sw.meaning.text)),
+                        ("fci", .hex(response.data)), ("tlv", tlv.map { .array($0.map(tlvJSON)) } ?? .null),
+                    ]).serialized)
+                } else {
+                    Terminal.print("SELECT \(aidBytes.hexString): \(sw) (\(sw.meaning.text))")
+                    if let tlv, !tlv.isEmpty {
+                        for line in BERTLV.tree(tlv) { Terminal.print(Terminal.safe(line)) }
+                    } else if !response.data.isEmpty {
+                        Terminal.print(Hex.encode(response.data, separator: " "))
+                    }
+                }
+                if !sw.isSuccess {
+                    throw Failure(.unexpected, "SELECT \(aidBytes.hexString) answered \(sw) (\(sw.meaning.text))")
+                }
+            }
+        }
+
+        func tlvJSON(_ object: TLV) -> JSON {
+            var members: [(String, JSON)] = [("tag", .string(object.tagHex))]
+            if let name = BERTLV.tagNames[object.tagHex] { members.append(("name", .string(name))) }
+            members.append(("value", .hex(object.value)))
+            if let children = object.children { members.append(("children", .array(children.map(tlvJSON)))) }
+            return .object(members)
+        }
+    }
+}
