@@ -1,0 +1,135 @@
+import Foundation
+import ISO7816
+import Testing
+import TestSupport
+import VirtualCard
+
+@Suite("apdu send/select/sw: ISO 7816 handling through pcscd")
+struct CLIISO7816Tests {
+    func host(_ configure: (inout HostBehaviour) -> Void) -> ApplicationHost {
+        var b = HostBehaviour()
+        configure(&b)
+        return ApplicationHost(applications: [DemoApplication()], behaviour: b)
+    }
+
+    @Test("61xx answered with GET RESPONSE in the command's own CLA: 1000 bytes arrive whole")
+    func getResponse() async throws {
+        let card = host { $0.usesGetResponse = true; $0.requiresGetResponseCLA = true }
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["send", "--json", "-r", inserted.reader, demoSelect, "80EE03E800"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            let exchanges = try #require(doc["exchanges"] as? [[String: Any]])
+            let data = try #require(exchanges[1]["data"] as? String)
+            #expect(data.count == 2000)
+            #expect(exchanges[1]["sw"] as? String == "9000")
+            // Proof from the card's own log: every GET RESPONSE after the long command used CLA 80.
+            let log = card.log
+            let getResponses = log.drop { $0.first != 0x80 || $0[1] != 0xEE }.filter { $0.count == 5 && $0[1] == 0xC0 }
+            #expect(getResponses.count == 4 && getResponses.allSatisfy { $0[0] == 0x80 })
+        }
+    }
+
+    @Test("--raw leaves 61xx to the user")
+    func raw() async throws {
+        try await withInsertedCard(host { $0.usesGetResponse = true }) { inserted in
+            let r = try runAPDU(["send", "--raw", "-r", inserted.reader, demoSelect])
+            #expect(r.status == 0)
+            #expect(r.stdout.contains("< 61 1D  (611D: 29 response bytes still available"))
+        }
+    }
+
+    @Test("6Cxx: re-sent with the exact Le, shown in the trace")
+    func wrongLe() async throws {
+        try await withInsertedCard(host { $0.answersWrongLe = true }) { inserted in
+            let r = try runAPDU(["send", "--trace", "-r", inserted.reader, "00A4040C06F06170647501", "00CA000000"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("< 53 4E 2D 30 30 30 31 90 00"))
+            #expect(r.stderr.contains("trace: < 6C 07"))
+            #expect(r.stderr.contains("trace: > 00 CA 00 00 07 [resendWithLe]"))
+        }
+    }
+
+    @Test("an allowlist refuses other SELECTs with 77 before anything reaches the card")
+    func allowlist() async throws {
+        let card = host { _ in }
+        try await withInsertedCard(card) { inserted in
+            let refused = try runAPDU(["send", "-r", inserted.reader, "--allow-aid", "A0000000031010", demoSelect])
+            #expect(refused.status == 77)
+            #expect(refused.stderr.contains("SELECT of AID F06170647501 refused"))
+            let viaEnv = try runAPDU(["select", "-r", inserted.reader, "F06170647501"], environment: ["APDU_ALLOW_AIDS": "A000000003*"])
+            #expect(viaEnv.status == 77)
+            #expect(card.log.isEmpty, "the refused SELECT reached the card: \(card.log)")
+            let allowed = try runAPDU(["send", "-r", inserted.reader, "--allow-aid", "F0617064*", demoSelect])
+            #expect(allowed.status == 0)
+            #expect(card.log.count == 1)
+        }
+    }
+
+    @Test("an iOS Info.plist's select-identifiers is an allowlist")
+    func plistAllowlist() async throws {
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0"><dict>
+            <key>com.apple.developer.nfc.readersession.iso7816.select-identifiers</key>
+            <array><string>D2760000850101</string><string>F06170647501</string></array>
+            </dict></plist>
+            """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("Info-\(UUID()).plist")
+        try plist.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let card = host { _ in }
+        try await withInsertedCard(card) { inserted in
+            let ok = try runAPDU(["select", "-r", inserted.reader, "--allow-aids", file.path, "F06170647501"])
+            #expect(ok.status == 0, "\(ok.stderr)")
+            let no = try runAPDU(["select", "-r", inserted.reader, "--allow-aids", file.path, "A0000000031010"])
+            #expect(no.status == 77)
+            #expect(card.log.count == 1)
+        }
+        let bad = try runAPDU(["select", "--allow-aids", "/nonexistent", "F06170647501"])
+        #expect(bad.status == 64)
+    }
+
+    @Test("PINs are redacted in traces and JSON unless --show-secrets")
+    func redaction() async throws {
+        try await withInsertedCard(host { _ in }) { inserted in
+            let r = try runAPDU(["send", "--trace", "--json", "-r", inserted.reader, demoSelect, "0020008104 31323334"])
+            #expect(r.status == 0)
+            #expect(!r.stderr.contains("31 32 33 34"))
+            #expect(r.stderr.contains("trace: > 00 20 00 81 04 ** ** ** **"))
+            #expect(!r.stdout.contains("31323334"))
+            #expect(r.stdout.contains("\"redacted\":true"))
+            let text = try runAPDU(["send", "-r", inserted.reader, demoSelect, "0020008104 31323334"])
+            #expect(!text.stdout.contains("31 32 33 34"))
+            let shown = try runAPDU(["send", "--trace", "--show-secrets", "-r", inserted.reader, demoSelect, "0020008104 31323334"])
+            #expect(shown.stderr.contains("31 32 33 34"))
+        }
+    }
+
+    @Test("select decodes the FCI as a TLV tree; JSON carries it")
+    func select() async throws {
+        try await withInsertedCard(host { _ in }) { inserted in
+            let r = try runAPDU(["select", "-r", inserted.reader, "F06170647501"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("SELECT F06170647501: 9000"))
+            #expect(r.stdout.contains("  84 (DF name (AID)) F0 61 70 64 75 01"))
+            #expect(r.stdout.contains("\"swift-apdu demo\""))
+            let j = try runAPDU(["select", "--json", "-r", inserted.reader, "F06170647501"])
+            let doc = try #require(try j.json() as? [String: Any])
+            let tlv = try #require(doc["tlv"] as? [[String: Any]])
+            #expect(tlv.first?["tag"] as? String == "6F")
+            let missing = try runAPDU(["select", "-r", inserted.reader, "A0000000031010"])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.contains("6A82"))
+        }
+    }
+
+    @Test("sw explains offline; bad words are usage errors")
+    func sw() throws {
+        let r = try runAPDU(["sw", "63 C2"])
+        #expect(r.stdout == "63C2: warning: verification failed: 2 tries left (counter 2)\n")
+        let bad = try runAPDU(["sw", "9"])
+        #expect(bad.status == 64)
+    }
+}
