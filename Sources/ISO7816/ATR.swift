@@ -124,7 +124,7 @@ public struct ATR: Hashable, Sendable {
     public static func names(forHex atrHex: String, list: String) -> [String] {
         var names: [String] = []
         var matching = false
-        let target = Array(atrHex.uppercased().utf8)
+        let target = Array(atrHex.filter { !$0.isWhitespace }.uppercased().utf8)
         for line in list.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("\t") {
                 if matching { names.append(line.trimmingPrefix("\t").description) }

@@ -133,3 +133,40 @@ struct CLIISO7816Tests {
         #expect(bad.status == 64)
     }
 }
+
+@Suite("apdu atr")
+struct CLIATRTests {
+    @Test("an Ultralight storage-card ATR: Part 3 fields, TCK, pcsc-tools name")
+    func storageCard() throws {
+        let r = try runAPDU(["atr", "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 00 03 00 00 00 00 68"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("PC/SC storage card: ISO 14443 A part 3, MIFARE Ultralight (0003)"))
+        #expect(r.stdout.contains("TCK 68  valid"))
+        #expect(r.stdout.contains("known as: RFID - ISO 14443 Type A - NXP Mifare Ultralight"))
+    }
+
+    @Test("the ATR of the card in a reader, as JSON")
+    func fromReader() async throws {
+        try await withInsertedCard(ApplicationHost(applications: [])) { inserted in
+            let r = try runAPDU(["atr", "--json", "-r", inserted.reader])
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            #expect(doc["atr"] as? String == ApplicationHost.defaultATR.hexString)
+            #expect(doc["historicalBytes"] as? String == Array("swift-apdu".utf8).hexString)
+            #expect(doc["tckValid"] as? Bool == true)
+        }
+    }
+
+    @Test("malformed ATRs are usage errors naming the byte", arguments: [
+        ("3B8F80", "TD2 announced but missing"),
+        ("3C00", "TS must be 3B or 3F"),
+        ("3B", "at least TS and T0"),
+        ("3B0201", "2 historical bytes, only 1"),
+        ("3B80010000", "unexpected bytes after TCK"),
+    ])
+    func malformed(hex: String, message: String) throws {
+        let r = try runAPDU(["atr", hex])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+}
