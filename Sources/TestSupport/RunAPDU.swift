@@ -61,3 +61,53 @@ public func startAPDU(_ arguments: [String]) throws -> Process {
 }
 
 import VirtualCard
+
+/// A running `apdu` whose stdout lines are collected as they arrive (for `watch`).
+public final class StreamingAPDU: @unchecked Sendable {
+    public let process = Process()
+    private let lines = Locked([String]())
+    private var reader: Thread?
+
+    public init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: apduBinary)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let handle = out.fileHandleForReading
+        let lines = self.lines
+        let t = Thread {
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer += chunk
+                while let nl = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...nl)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+        }
+        reader = t
+        t.start()
+    }
+
+    public var output: [String] { lines.current }
+
+    /// Waits until a line satisfies `predicate`; returns it, or nil on timeout.
+    public func waitForLine(timeout: Duration = .seconds(10), where predicate: (String) -> Bool) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = output.first(where: predicate) { return line }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    public func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}

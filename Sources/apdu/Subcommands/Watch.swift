@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import ISO7816
+import PCSC
+
+extension APDUCommand {
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print reader and card events as they happen, until interrupted.",
+            discussion: "Survives readers unplugged and pcscd restarts (reconnecting with backoff). With --json, one object per line.")
+
+        @OptionGroup var output: OutputOptions
+
+        @Option(help: ArgumentHelp("Stop after this many events (for scripts).", valueName: "n"))
+        var count: Int?
+
+        @Option(help: ArgumentHelp("Card-name list for ATRs.", valueName: "file"))
+        var smartcardList = "/usr/share/pcsc/smartcard_list.txt"
+
+        func validate() throws {
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+        }
+
+        func run() throws {
+            restoreTerminationSignals()
+            let names = try? String(contentsOfFile: smartcardList, encoding: .utf8)
+            var emitted = 0
+            var backoff: UInt32 = 100_000
+            var announcedDown = false
+            var known: [String: ReaderState] = [:]
+            func emit(_ event: String, _ reader: String?, _ atr: [UInt8]? = nil, _ detail: String? = nil) {
+                var cardName: String?
+                if let atr, let names { cardName = ATR.names(forHex: atr.hexString, list: names).first }
+                if output.json {
+                    var m: [(String, JSON)] = [("event", .string(event)), ("time", .string(ISO8601DateFormatter().string(from: Date())))]
+                    if let reader { m.append(("reader", .string(reader))) }
+                    if let atr { m.append(("atr", .hex(atr))) }
+                    if let cardName { m.append(("name", .string(cardName))) }
+                    if let detail { m.append(("detail", .string(detail))) }
+                    Terminal.print(JSON.object(m).serialized)
+                } else {
+                    var line = event
+                    if let reader { line += "  \(Terminal.safe(reader))" }
+                    if let atr { line += "  ATR \(Hex.encode(atr, separator: " "))" }
+                    if let cardName { line += "  (\(Terminal.safe(cardName)))" }
+                    if let detail { line += "  \(Terminal.safe(detail))" }
+                    Terminal.print(line)
+                }
+                emitted += 1
+            }
+            func done() -> Bool { count.map { emitted >= $0 } ?? false }
+
+            while !done() {
+                let context: Context
+                do { context = try Context() } catch {
+                    if !announcedDown {
+                        emit("service-down", nil, nil, "pcscd is not reachable; retrying")
+                        announcedDown = true
+                    }
+                    usleep(backoff)
+                    backoff = min(backoff * 2, 2_000_000)
+                    continue
+                }
+                if announcedDown {
+                    emit("service-up", nil, nil, "connected to pcscd again")
+                    announcedDown = false
+                }
+                backoff = 100_000
+                do {
+                    try watch(context, &known, emit, done)
+                } catch let error as PCSCError where [.noService, .serviceStopped, .invalidHandle, .commError, .unknownError].contains(error) {
+                    emit("service-down", nil, nil, "pcscd went away (\(error.constantName ?? "")); reconnecting")
+                    announcedDown = true
+                    for (name, _) in known { emit("reader-removed", name) }
+                    known = [:]
+                    continue
+                } catch let error as PCSCError {
+                    Terminal.error(error.failure.message)
+                    throw ExitCode(error.failure.status.rawValue)
+                }
+            }
+        }
+
+        func watch(_ context: Context, _ known: inout [String: ReaderState],
+                   _ emit: (String, String?, [UInt8]?, String?) -> Void, _ done: () -> Bool) throws {
+            while !done() {
+                let readers = try context.readers()
+                for gone in known.keys where !readers.contains(gone) {
+                    emit("reader-removed", gone, nil, nil)
+                    known[gone] = nil
+                    if done() { return }
+                }
+                for name in readers where known[name] == nil {
+                    emit("reader-added", name, nil, nil)
+                    known[name] = ReaderState(reader: name)
+                    if done() { return }
+                }
+                if done() { return }
+                var states = readers.map { known[$0]! } + [ReaderState(reader: ReaderState.plugAndPlayNotification)]
+                // A bounded wait so a reader list change is noticed even where the pseudo-reader
+                // is not reported (pcscd 1.9 counts only during the wait).
+                try context.statusChange(&states, timeout: .seconds(1))
+                for state in states where state.reader != ReaderState.plugAndPlayNotification {
+                    guard let before = known[state.reader] else { continue }
+                    let was = before.currentState, now = state.eventState
+                    let countChanged = state.eventCount != before.currentEventCount && was != .unaware
+                    if now.contains(.unknown) { continue }
+                    if was == .unaware {
+                        if now.contains(.present) { emit("card-present", state.reader, state.atr, nil) }
+                    } else if now.contains(.present) && (!was.contains(.present) || countChanged) {
+                        if was.contains(.present) { emit("card-removed", state.reader, nil, nil) }
+                        emit("card-inserted", state.reader, state.atr, nil)
+                    } else if now.contains(.empty) && was.contains(.present) {
+                        emit("card-removed", state.reader, nil, nil)
+                    }
+                    var updated = state
+                    updated.acknowledge()
+                    known[state.reader] = updated
+                    if done() { return }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import ISO7816
+import Testing
+import TestSupport
+import VirtualCard
+
+@Suite("apdu watch")
+struct CLIWatchTests {
+    @Test("JSON lines for readers, a card inserted and removed")
+    func events() async throws {
+        try await withEmptySlot { slot in
+            let watch = try StreamingAPDU(["watch", "--json"])
+            defer { watch.stop() }
+            #expect(watch.waitForLine { $0.contains("\"reader-added\"") && $0.contains("\"\(slot.reader)\"") } != nil)
+            let client = VPCDClient(port: slot.port, card: ApplicationHost(applications: []))
+            client.start()
+            // A card that arrives before watch's first look is reported as already present.
+            let inserted = watch.waitForLine {
+                ($0.contains("\"card-inserted\"") || $0.contains("\"card-present\"")) && $0.contains("\"\(slot.reader)\"")
+            }
+            #expect(inserted != nil, "\(watch.output)")
+            #expect(inserted?.contains("\"atr\":\"\(ApplicationHost.defaultATR.hexString)\"") == true)
+            client.stop()
+            #expect(watch.waitForLine { $0.contains("\"card-removed\"") && $0.contains("\"\(slot.reader)\"") } != nil)
+            // Every line is a JSON object.
+            for line in watch.output {
+                #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "\(line)")
+            }
+        }
+    }
+
+    @Test("--count ends the stream after N events")
+    func count() throws {
+        let r = try runAPDU(["watch", "--json", "--count", "2"])
+        #expect(r.status == 0)
+        #expect(r.stdout.split(separator: "\n").count == 2)
+    }
+}
