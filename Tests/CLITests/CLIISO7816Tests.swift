@@ -170,3 +170,44 @@ struct CLIATRTests {
         #expect(r.stderr.contains(message), "\(r.stderr)")
     }
 }
+
+@Suite("apdu script")
+struct CLIScriptTests {
+    @Test("a scriptor script runs on one connection; expectations pass")
+    func runs() async throws {
+        let card = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(card) { inserted in
+            let script = "# demo\n00A4040006F06170647501 00 => 9000\nreset\n00CA000000 => 6D00\n00A4040006F06170647501\n00 EE 00 00 \\\n 02 CA FE => 9000\n"
+            let r = try runAPDU(["script", "-r", inserted.reader, "-"], stdin: script)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("reset"))
+            #expect(r.stdout.contains("< CA FE 90 00"))
+            let j = try runAPDU(["script", "--json", "-r", inserted.reader, "-"], stdin: script)
+            let doc = try #require(try j.json() as? [String: Any])
+            #expect(doc["ok"] as? Bool == true)
+            #expect((doc["steps"] as? [Any])?.count == 5)
+        }
+    }
+
+    @Test("a mismatch stops the script with exit 1 naming the line")
+    func mismatch() async throws {
+        let card = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["script", "-r", inserted.reader, "-"], stdin: "00A4040005A000000003 => 9000\n00CA000000\n")
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("line 1: answered 6A82"))
+            #expect(card.log.count == 1)
+        }
+    }
+
+    @Test("a malformed script is bad data (65) before anything is sent; an allowlist refusal is 77")
+    func malformed() async throws {
+        let bad = try runAPDU(["script", "-"], stdin: "00A4040006F06170647501\n00 zz\n")
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("script line 2"))
+        let refused = try runAPDU(["script", "--allow-aid", "A0000000031010", "-"], stdin: "00A4040006F06170647501\n")
+        #expect(refused.status == 77)
+        let missing = try runAPDU(["script", "/nonexistent/script"])
+        #expect(missing.status == 64)
+    }
+}

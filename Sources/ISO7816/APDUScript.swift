@@ -1,0 +1,135 @@
+/// A script in pcsc-tools' `scriptor` format, plus an optional expected status word per APDU:
+///
+/// ```
+/// # comment
+/// reset
+/// 00 A4 04 00 07 A0 00 00 00 03 10 10 => 9000     # expect exactly 9000
+/// 00 B0 00 00 \
+///    10 => 9000, 6282                              # continued line, either word
+/// 80 CA 9F 7F 00 => 61xx                            # x matches any hex digit
+/// exit
+/// ```
+public struct APDUScript: Hashable, Sendable {
+    public enum Step: Hashable, Sendable {
+        case reset(line: Int)
+        case apdu(CommandAPDU, expect: [StatusWordPattern]?, line: Int)
+    }
+
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var line: Int
+        public var reason: String
+        public var description: String { "script line \(line): \(reason)" }
+    }
+
+    /// `9000`, `61xx`, `6Cx0`: four hex digits, `x` for any digit.
+    public struct StatusWordPattern: Hashable, Sendable, CustomStringConvertible {
+        /// Nibbles high to low; nil matches any.
+        public var nibbles: [UInt8?]
+
+        public init?(_ text: some StringProtocol) {
+            let t = Array(text.filter { !$0.isWhitespace })
+            guard t.count == 4 else { return nil }
+            var n: [UInt8?] = []
+            for c in t {
+                if c == "x" || c == "X" { n.append(nil); continue }
+                guard let a = c.asciiValue, let v = Hex.nibbleValue(a) else { return nil }
+                n.append(v)
+            }
+            nibbles = n
+        }
+
+        public func matches(_ sw: StatusWord) -> Bool {
+            let value = [sw.sw1 >> 4, sw.sw1 & 0xF, sw.sw2 >> 4, sw.sw2 & 0xF]
+            return zip(nibbles, value).allSatisfy { $0 == nil || $0 == $1 }
+        }
+
+        public var description: String {
+            nibbles.map { $0.map { String($0, radix: 16, uppercase: true) } ?? "x" }.joined()
+        }
+    }
+
+    public var steps: [Step]
+
+    /// Parses a script. Stops at `exit` or `quit`. Lines are limited to keep hostile input bounded.
+    public init(parsing text: String) throws(ParseError) {
+        var steps: [Step] = []
+        var pending = ""
+        var pendingLine = 0
+        var number = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            var line = Substring(rawLine)
+            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+            var trimmed = line.trimmingWhitespace
+            if pending.isEmpty { pendingLine = number }
+            if trimmed.hasSuffix("\\") {
+                trimmed.removeLast()
+                pending += trimmed + " "
+                guard pending.utf8.count < 300_000 else { throw ParseError(line: pendingLine, reason: "continued line too long") }
+                continue
+            }
+            let full = (pending + trimmed).trimmingWhitespace
+            pending = ""
+            if full.isEmpty { continue }
+            let lower = full.lowercased()
+            if lower == "exit" || lower == "quit" { break }
+            if lower == "reset" {
+                steps.append(.reset(line: pendingLine))
+                continue
+            }
+            let parts = full.components(separatedBy: "=>")
+            guard parts.count <= 2 else { throw ParseError(line: pendingLine, reason: "more than one '=>'") }
+            let command: CommandAPDU
+            do { command = try CommandAPDU(hex: parts[0]) } catch {
+                throw ParseError(line: pendingLine, reason: error.description)
+            }
+            var expect: [StatusWordPattern]?
+            if parts.count == 2 {
+                var patterns: [StatusWordPattern] = []
+                for token in parts[1].split(separator: ",") {
+                    guard let p = StatusWordPattern(token) else {
+                        throw ParseError(line: pendingLine, reason: "'\(token.trimmingWhitespace)' is not a status word pattern like 9000 or 61xx")
+                    }
+                    patterns.append(p)
+                }
+                guard !patterns.isEmpty else { throw ParseError(line: pendingLine, reason: "'=>' needs a status word") }
+                expect = patterns
+            }
+            steps.append(.apdu(command, expect: expect, line: pendingLine))
+        }
+        if !pending.isEmpty { throw ParseError(line: pendingLine, reason: "the script ends inside a continued line") }
+        self.steps = steps
+    }
+}
+
+extension StringProtocol {
+    var trimmingWhitespace: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+
+    func components(separatedBy separator: String) -> [String] {
+        var result: [String] = []
+        var rest = Substring(self)
+        while let range = rest.range(of: separator) {
+            result.append(String(rest[..<range.lowerBound]))
+            rest = rest[range.upperBound...]
+        }
+        result.append(String(rest))
+        return result
+    }
+}
+
+extension Substring {
+    func range(of needle: String) -> Range<Index>? {
+        guard !needle.isEmpty else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if self[i...].hasPrefix(needle) { return i..<index(i, offsetBy: needle.count) }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import ISO7816
+import PCSC
+
+extension APDUCommand {
+    struct Script: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a scriptor-format APDU script, checking optional expected status words.",
+            discussion: """
+                pcsc-tools scriptor scripts run unchanged: '#' comments, 'reset', '\\' continuation, \
+                'exit'. Add '=> 9000' (or '=> 9000,61xx') after an APDU to stop with exit 1 on any \
+                other status word. '-' reads the script from standard input.
+                """)
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var allowlist: AllowlistOptions
+
+        @Flag(help: "Send exactly the script's bytes: no GET RESPONSE, no Le correction.")
+        var raw = false
+
+        @Flag(help: "Go on after a status word mismatch (still exits 1).")
+        var keepGoing = false
+
+        @Argument(help: ArgumentHelp("The script file, or - for standard input.", valueName: "file"))
+        var file: String
+
+        func load() throws -> APDUScript {
+            let text: String
+            if file == "-" {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            } else {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw Failure(.usage, "cannot read script '\(Terminal.safe(file))'")
+                }
+                text = String(decoding: data, as: UTF8.self)
+            }
+            do { return try APDUScript(parsing: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
+        }
+
+        func run() throws {
+            try reportingFailures {
+                let script = try load()
+                let policy = try allowlist.policy()
+                if let policy {
+                    for case let .apdu(command, _, line) in script.steps {
+                        if let aid = policy.refusal(for: command) {
+                            throw Failure(.refused, "line \(line): SELECT of AID \(aid.hexString) refused: not in the allowlist")
+                        }
+                    }
+                }
+                let context = try Context()
+                let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                let card = try context.connect(reader: reader)
+                let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
+                                              selectPolicy: policy, observer: traceOptions.observer)
+                var steps: [JSON] = []
+                var mismatches: [String] = []
+                for step in script.steps {
+                    switch step {
+                    case let .reset(line):
+                        try card.reconnect(initialization: .reset)
+                        if output.json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
+                        else { Terminal.print("reset") }
+                    case let .apdu(command, expect, line):
+                        let response = try transport.send(command)
+                        let sw = response.statusWord
+                        let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
+                        let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
+                        if output.json {
+                            guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response) else { continue }
+                            members.insert(("line", .int(line)), at: 0)
+                            if let expect {
+                                members.append(("expected", .array(expect.map { .string($0.description) })))
+                                members.append(("ok", .bool(ok)))
+                            }
+                            steps.append(.object(members))
+                        } else {
+                            Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
+                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (\(sw): \(sw.meaning.text))" + (ok ? "" : "  MISMATCH"))
+                        }
+                        if !ok {
+                            let wanted = (expect ?? []).map(\.description).joined(separator: " or ")
+                            mismatches.append("line \(line): answered \(sw) (\(sw.meaning.text)); expected \(wanted)")
+                            if !keepGoing { break }
+                        }
+                    }
+                    if !mismatches.isEmpty && !keepGoing { break }
+                }
+                try? card.disconnect()
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("steps", .array(steps)),
+                                                ("ok", .bool(mismatches.isEmpty))]).serialized)
+                }
+                if !mismatches.isEmpty {
+                    throw Failure(.unexpected, mismatches.joined(separator: "\n"))
+                }
+            }
+        }
+    }
+}
