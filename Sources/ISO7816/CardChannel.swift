@@ -122,8 +122,11 @@ public final class APDUTransport {
         while response.statusWord.sw1 == 0x61 {
             rounds += 1
             if rounds > policy.maxGetResponseRounds { throw TransmitError.getResponseLimit(rounds: policy.maxGetResponseRounds) }
+            // Le = min(SW2, what the caller still wants); a caller whose Ne is satisfied still
+            // gets the card's remaining data, as it said more was there.
             let available = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
-            var getResponse = CommandAPDU(cla: cla, ins: 0xC0, p1: 0, p2: 0, ne: available)
+            let wanted = command.ne.map { $0 - data.count }.flatMap { $0 > 0 ? $0 : nil } ?? available
+            var getResponse = CommandAPDU(cla: cla, ins: 0xC0, p1: 0, p2: 0, ne: min(available, wanted))
             response = try exchange(getResponse.bytes, .getResponse)
             if response.statusWord.sw1 == 0x6C {
                 getResponse.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)

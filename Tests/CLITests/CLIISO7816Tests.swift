@@ -211,3 +211,35 @@ struct CLIScriptTests {
         #expect(missing.status == 64)
     }
 }
+
+@Suite("extended and chained commands through pcscd")
+struct CLIExtendedTests {
+    @Test("a 600-byte command goes through pcscd as one extended APDU, answered whole")
+    func longCommands() async throws {
+        let data = (0..<600).map { UInt8($0 % 256) }
+        let command = "00EE0000" + "000258" + data.hexString + "0000"
+        let extendedCard = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(extendedCard) { inserted in
+            let r = try runAPDU(["send", "--json", "-r", inserted.reader, demoSelect, command])
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            let exchanges = try #require(doc["exchanges"] as? [[String: Any]])
+            #expect(exchanges[1]["data"] as? String == data.hexString)
+            let lastLength = extendedCard.log.last?.count ?? 0
+            #expect(lastLength == 609)
+        }
+    }
+
+    @Test("GET RESPONSE asks for no more than the caller wants")
+    func wantedLe() async throws {
+        var b = HostBehaviour()
+        b.usesGetResponse = true
+        let card = ApplicationHost(applications: [DemoApplication()], behaviour: b)
+        try await withInsertedCard(card) { inserted in
+            // ECHO of 32 pattern bytes with Ne 16: the card says 61 20, we ask for 10 (16 wanted).
+            let r = try runAPDU(["send", "--trace", "-r", inserted.reader, demoSelect, "00EE002010"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("trace: > 00 C0 00 00 10 [getResponse]"))
+        }
+    }
+}
