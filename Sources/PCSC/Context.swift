@@ -70,6 +70,8 @@ public final class Context: @unchecked Sendable {
     /// added or removed. The event counter travels in the high 16 bits of the state, so a
     /// card pulled and put back between two waits is still seen as a change.
     ///
+    /// pcsclite refuses more than 16 entries (`SCARD_E_INVALID_PARAMETER`), its reader limit.
+    ///
     /// - Parameter timeout: `nil` waits forever (until `cancel()`); `.zero` polls.
     /// - Returns: `false` when the timeout expired with no change.
     @discardableResult

@@ -96,7 +96,10 @@ extension APDUCommand {
                     if done() { return }
                 }
                 if done() { return }
-                var states = readers.map { known[$0]! } + [ReaderState(reader: ReaderState.plugAndPlayNotification)]
+                var states = readers.map { known[$0]! }
+                // pcsclite takes at most 16 states per wait; with 16 readers the once-a-second
+                // reader list check below stands in for the pseudo-reader.
+                if states.count < 16 { states.append(ReaderState(reader: ReaderState.plugAndPlayNotification)) }
                 // A bounded wait so a reader list change is noticed even where the pseudo-reader
                 // is not reported (pcscd 1.9 counts only during the wait).
                 try context.statusChange(&states, timeout: .seconds(1))
