@@ -38,6 +38,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
+        .testTarget(name: "NDEFTests", dependencies: ["NDEF"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "TestSupport"]),

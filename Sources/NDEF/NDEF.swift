@@ -1,1 +1,0 @@
-// The NDEF module: filled by its issue (see docs/ and ../shared/design.md).
