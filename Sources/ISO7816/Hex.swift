@@ -55,6 +55,11 @@ public enum Hex {
         return bytes
     }
 
+    /// Whether a byte may appear in hex text (a digit or a separator).
+    public static func isHexOrSeparator(_ c: UInt8) -> Bool {
+        nibbleValue(c) != nil || c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ":") || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
+    }
+
     @inline(__always)
     static func nibbleValue(_ c: UInt8) -> UInt8? {
         switch c {

@@ -5,6 +5,7 @@ public struct CommandResult: Sendable {
     public var status: Int32
     public var stdout: String
     public var stderr: String
+    public var stdoutData = Data()
 
     /// stdout parsed as one JSON document.
     public func json() throws -> Any {
@@ -46,7 +47,8 @@ public func runAPDU(_ arguments: [String], environment: [String: String] = [:], 
     return CommandResult(
         status: process.terminationStatus,
         stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData.current, as: UTF8.self))
+        stderr: String(decoding: errData.current, as: UTF8.self),
+        stdoutData: outData)
 }
 
 /// Starts `apdu` in the background (for `emulate`, `watch`).

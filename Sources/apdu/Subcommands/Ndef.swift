@@ -1,0 +1,10 @@
+import ArgumentParser
+
+extension APDUCommand {
+    struct Ndef: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ndef",
+            abstract: "Encode and decode NDEF messages offline.",
+            subcommands: [NdefDecode.self, NdefEncode.self])
+    }
+}

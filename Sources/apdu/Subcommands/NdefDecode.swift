@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import ISO7816
+import NDEF
+
+extension APDUCommand {
+    struct NdefDecode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "decode",
+            abstract: "Decode an NDEF message from hex, a file or standard input.",
+            discussion: "A file or standard input is read as raw bytes, or as hex when it is all hex text.")
+
+        @OptionGroup var output: OutputOptions
+
+        @Option(help: ArgumentHelp("Read the message from this file (raw bytes or hex text).", valueName: "file"))
+        var file: String?
+
+        @Flag(help: "Decode what can be decoded of a damaged message and say what was skipped.")
+        var relaxed = false
+
+        @Argument(help: ArgumentHelp("The message in hex (may be split over several arguments), or - for standard input.", valueName: "hex"))
+        var hexParts: [String] = []
+
+        var hex: String? { hexParts.isEmpty ? nil : hexParts.joined(separator: " ") }
+
+        func validate() throws {
+            if hex != nil && file != nil { throw ValidationError("give the message as HEX, --file or -, not several") }
+            if hex == nil && file == nil { throw ValidationError("give the message as HEX, --file FILE, or - for standard input") }
+            if let hex, hex != "-" {
+                do { _ = try Hex.decode(hex) } catch { throw ValidationError("message: \(error)") }
+            }
+        }
+
+        func input() throws -> [UInt8] {
+            if let hex, hex != "-" { return try Hex.decode(hex) }
+            let data: Data
+            if let file {
+                guard let d = FileManager.default.contents(atPath: file) else {
+                    throw Failure(.usage, "--file: cannot read '\(Terminal.safe(file))'")
+                }
+                data = d
+            } else {
+                data = FileHandle.standardInput.readDataToEndOfFile()
+            }
+            let bytes = [UInt8](data)
+            // Hex text (with spaces/newlines) is accepted too; anything else is raw bytes.
+            if !bytes.isEmpty, bytes.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: bytes, as: UTF8.self)) {
+                return decoded
+            }
+            return bytes
+        }
+
+        func run() throws {
+            try reportingFailures {
+                let bytes = try input()
+                let message: NDEFMessage
+                var skipped: [NDEFMessage.Skipped] = []
+                if relaxed {
+                    (message, skipped) = NDEFMessage.decodeRelaxed(bytes)
+                } else {
+                    do { message = try NDEFMessage(decoding: bytes) } catch {
+                        throw Failure(.badData, "\(error) (use --relaxed to decode what can be)")
+                    }
+                }
+                let verdict = BackgroundReadingVerdict(message: message)
+                if output.json {
+                    var doc: [(String, JSON)] = [
+                        ("length", .int(bytes.count)),
+                        ("message", NDEFRender.messageJSON(message, bytes: bytes, strict: !relaxed)),
+                        ("backgroundReading", NDEFRender.verdictJSON(verdict)),
+                    ]
+                    if relaxed { doc.append(("skipped", .array(skipped.map { .object([("offset", .int($0.offset)), ("what", .string($0.what))]) }))) }
+                    Terminal.print(JSON.object(doc).serialized)
+                    return
+                }
+                Terminal.print("NDEF message: \(message.records.count) record\(message.records.count == 1 ? "" : "s"), \(bytes.count) bytes")
+                for line in NDEFRender.lines(message, strict: !relaxed) { Terminal.print(line) }
+                for s in skipped { Terminal.print("skipped: \(Terminal.safe(s.description))") }
+                Terminal.print(NDEFRender.verdictLine(verdict))
+            }
+        }
+    }
+}
