@@ -80,8 +80,11 @@ public struct NDEFMessage: Hashable, Sendable {
                 try fail(start, .payloadTooLarge, "type \(typeLength) + id \(idLength) + payload \(payloadLength) bytes, \(remaining) remain")
                 break
             }
-            let typeBytes = Array(bytes[j..<(j + typeLength)]); j += typeLength
-            let idBytes = Array(bytes[j..<(j + idLength)]); j += idLength
+            // One-byte types ("U", "T") come from a shared table: no allocation per record.
+            let typeBytes = typeLength == 1 ? Self.singleByteTypes[Int(bytes[j])] : typeLength == 0 ? [] : Array(bytes[j..<(j + typeLength)])
+            j += typeLength
+            let idBytes = idLength == 0 ? [] : Array(bytes[j..<(j + idLength)])
+            j += idLength
             let payload = bytes[j..<(j + payloadLength)]
             i = j + payloadLength
 
@@ -97,7 +100,7 @@ public struct NDEFMessage: Hashable, Sendable {
                 if idLength != 0 { try fail(start, .chunkIDForbidden) }
                 chunkPayload += payload
                 if !cf {
-                    records.append(NDEFRecord(tnf: head.tnf, type: head.type, id: head.id, payload: chunkPayload))
+                    records.append(NDEFRecord(tnf: head.tnf, type: head.type, id: head.id, payload: chunkPayload[...]))
                     chunkHead = nil
                     chunkPayload = []
                 } else if me {
@@ -122,7 +125,7 @@ public struct NDEFMessage: Hashable, Sendable {
             }
             if cf {
                 if me { try fail(start, .chunkMessageEnd) }
-                chunkHead = NDEFRecord(tnf: tnf, type: typeBytes, id: idBytes)
+                chunkHead = NDEFRecord(tnf: tnf, type: typeBytes, id: idBytes, payload: [])
                 chunkPayload = Array(payload)
                 chunkOffset = start
                 continue
@@ -131,11 +134,13 @@ public struct NDEFMessage: Hashable, Sendable {
         }
         if let head = chunkHead {
             try fail(chunkOffset, .chunkEndMissing)
-            records.append(NDEFRecord(tnf: head.tnf, type: head.type, id: head.id, payload: chunkPayload))
+            records.append(NDEFRecord(tnf: head.tnf, type: head.type, id: head.id, payload: chunkPayload[...]))
         }
         if !sawEnd && !records.isEmpty { try fail(bytes.count, .messageEndMissing) }
         return NDEFMessage(records: records)
     }
+
+    static let singleByteTypes: [[UInt8]] = (0...255).map { [UInt8($0)] }
 
     /// Encodes the message. Records whose payload exceeds `chunkSize` are sent as chunks.
     /// - Throws: when a type or ID is longer than 255 bytes or a payload longer than 2^32-1.

@@ -23,11 +23,16 @@ public struct NDEFRecord: Hashable, Sendable {
     public var id: [UInt8]
     public var payload: ArraySlice<UInt8>
 
-    public init(tnf: TNF, type: [UInt8] = [], id: [UInt8] = [], payload: some Sequence<UInt8> = []) {
+    /// A record whose payload shares `payload`'s storage (no copy).
+    public init(tnf: TNF, type: [UInt8] = [], id: [UInt8] = [], payload: ArraySlice<UInt8>) {
         self.tnf = tnf
         self.type = type
         self.id = id
-        self.payload = ArraySlice(payload)
+        self.payload = payload
+    }
+
+    public init(tnf: TNF, type: [UInt8] = [], id: [UInt8] = [], payload: [UInt8] = []) {
+        self.init(tnf: tnf, type: type, id: id, payload: payload[...])
     }
 
     public static func == (a: NDEFRecord, b: NDEFRecord) -> Bool {

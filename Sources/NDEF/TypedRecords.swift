@@ -8,6 +8,8 @@ public enum URIPrefix {
         "file://", "urn:epc:id:", "urn:epc:tag:", "urn:epc:pat:", "urn:epc:raw:", "urn:epc:", "urn:nfc:",
     ]
 
+    static let tableBytes: [[UInt8]] = table.map { Array($0.utf8) }
+
     /// The longest prefix that `uri` starts with (case-sensitive, as the RTD compares bytes).
     public static func split(_ uri: String) -> (code: UInt8, rest: Substring) {
         var best: (UInt8, Int) = (0, 0)
@@ -22,7 +24,7 @@ public enum URIPrefix {
 public enum RecordContent: Hashable, Sendable {
     case uri(String)
     case text(String, language: String, encoding: TextEncoding)
-    case smartPoster(SmartPoster)
+    indirect case smartPoster(SmartPoster)
     case mime(type: String, text: String?)
     case absoluteURI(String)
     case androidApplication(package: String)
@@ -152,45 +154,53 @@ extension NDEFRecord {
         } else if strict {
             throw NDEFError(offset: 0, rule: .badURICode, detail: "code 0x" + String(code, radix: 16, uppercase: true))
         }
-        return .uri(prefix + String(decoding: payload.dropFirst(), as: UTF8.self))
+        let rest = payload.dropFirst()
+        if prefix.isEmpty { return .uri(String(decoding: rest, as: UTF8.self)) }
+        // Prefix and rest copied into one string buffer: one allocation, not three.
+        let prefixBytes = URIPrefix.tableBytes[Int(code)]
+        let uri = String(unsafeUninitializedCapacity: prefixBytes.count + rest.count) { buffer in
+            let a = prefixBytes.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+            let b = rest.withUnsafeBufferPointer { UnsafeMutableBufferPointer(rebasing: buffer[a...]).initialize(fromContentsOf: $0) }
+            return a + b
+        }
+        return .uri(uri)
     }
 
     func textContent(strict: Bool) throws(NDEFError) -> RecordContent {
-        guard let status = payload.first else {
-            if strict { throw NDEFError(offset: 0, rule: .badTextHeader, detail: "no status byte") }
-            return .other
-        }
-        let utf16 = status & 0x80 != 0
-        let langLength = Int(status & 0x3F)
-        let body = payload.dropFirst()
-        guard langLength <= body.count, !strict || (langLength >= 1 && status & 0x40 == 0) else {
-            if strict { throw NDEFError(offset: 0, rule: .badTextHeader, detail: "status byte \(Hex2.byte(status)), payload \(payload.count) bytes") }
-            return .other
-        }
-        let language = String(decoding: body.prefix(langLength), as: UTF8.self)
-        let textBytes = body.dropFirst(langLength)
-        if !utf16 {
-            if strict, String(validating: textBytes, as: UTF8.self) == nil {
-                throw NDEFError(offset: 0, rule: .badText, detail: "invalid UTF-8")
+        // One pass over a buffer pointer: no slice copies (and their reference counting) per field.
+        let result: Result<RecordContent, NDEFError> = payload.withUnsafeBufferPointer { p in
+            guard let status = p.first else {
+                return strict ? .failure(NDEFError(offset: 0, rule: .badTextHeader, detail: "no status byte")) : .success(.other)
             }
-            return .text(String(decoding: textBytes, as: UTF8.self), language: language, encoding: .utf8)
+            let utf16 = status & 0x80 != 0
+            let langLength = Int(status & 0x3F)
+            guard langLength < p.count, !strict || (langLength >= 1 && status & 0x40 == 0) else {
+                return strict ? .failure(NDEFError(offset: 0, rule: .badTextHeader, detail: "status byte \(Hex2.byte(status)), payload \(p.count) bytes")) : .success(.other)
+            }
+            let language = String(decoding: UnsafeBufferPointer(rebasing: p[1..<(1 + langLength)]), as: UTF8.self)
+            let text = UnsafeBufferPointer(rebasing: p[(1 + langLength)...])
+            if !utf16 {
+                if let valid = utf8String(text) { return .success(.text(valid, language: language, encoding: .utf8)) }
+                if strict { return .failure(NDEFError(offset: 0, rule: .badText, detail: "invalid UTF-8")) }
+                return .success(.text(String(decoding: text, as: UTF8.self), language: language, encoding: .utf8))
+            }
+            if text.count % 2 != 0 && strict { return .failure(NDEFError(offset: 0, rule: .badText, detail: "odd number of UTF-16 bytes")) }
+            var k = 0
+            var bigEndian = true
+            if text.count >= 2 && text[0] == 0xFF && text[1] == 0xFE { bigEndian = false; k = 2 }
+            else if text.count >= 2 && text[0] == 0xFE && text[1] == 0xFF { k = 2 }
+            var units: [UInt16] = []
+            units.reserveCapacity(text.count / 2)
+            while k + 1 < text.count {
+                units.append(bigEndian ? UInt16(text[k]) << 8 | UInt16(text[k + 1]) : UInt16(text[k + 1]) << 8 | UInt16(text[k]))
+                k += 2
+            }
+            if strict, String(validating: units, as: UTF16.self) == nil {
+                return .failure(NDEFError(offset: 0, rule: .badText, detail: "invalid UTF-16"))
+            }
+            return .success(.text(String(decoding: units, as: UTF16.self), language: language, encoding: .utf16))
         }
-        if textBytes.count % 2 != 0 && strict { throw NDEFError(offset: 0, rule: .badText, detail: "odd number of UTF-16 bytes") }
-        var bytes = Array(textBytes.prefix(textBytes.count & ~1))
-        var bigEndian = true
-        if bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xFE { bigEndian = false; bytes.removeFirst(2) }
-        else if bytes.count >= 2 && bytes[0] == 0xFE && bytes[1] == 0xFF { bytes.removeFirst(2) }
-        var units: [UInt16] = []
-        units.reserveCapacity(bytes.count / 2)
-        var k = 0
-        while k + 1 < bytes.count {
-            units.append(bigEndian ? UInt16(bytes[k]) << 8 | UInt16(bytes[k + 1]) : UInt16(bytes[k + 1]) << 8 | UInt16(bytes[k]))
-            k += 2
-        }
-        if strict, String(validating: units, as: UTF16.self) == nil {
-            throw NDEFError(offset: 0, rule: .badText, detail: "invalid UTF-16")
-        }
-        return .text(String(decoding: units, as: UTF16.self), language: language, encoding: .utf16)
+        return try result.get()
     }
 
     func smartPosterContent(strict: Bool, depth: Int) throws(NDEFError) -> RecordContent {
@@ -231,4 +241,13 @@ enum Hex2 {
         let d = Array("0123456789ABCDEF")
         return String([d[Int(b >> 4)], d[Int(b & 0xF)]])
     }
+}
+
+/// The text if `bytes` are valid UTF-8. ASCII, the common case on tags, skips the validator.
+@inline(__always)
+func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    var acc: UInt8 = 0
+    for b in bytes { acc |= b }
+    if acc < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+    return String(validating: bytes, as: UTF8.self)
 }

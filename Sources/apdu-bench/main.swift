@@ -1,5 +1,6 @@
 // The Swift side of Scripts/bench transmit: the same loop as Scripts/bench-src/transmit.c,
 // through PCSC.Card.transmit. Prints "median_us mean_us".
+import NDEF
 import PCSC
 
 #if canImport(Glibc)
@@ -13,8 +14,47 @@ func nowMicroseconds() -> Double {
 }
 
 let arguments = CommandLine.arguments
+
+/// `apdu-bench ndef FILE SECONDS`: decodes the message again and again, each record interpreted
+/// (URI, text…) as ndeflib's message_decoder does. Prints "records_per_second bytes_per_second".
+func benchNDEF(path: String, seconds: Double) -> Never {
+    guard let file = fopen(path, "rb") else { print("cannot open \(path)"); exit(66) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n <= 0 { break }
+        bytes += buffer[0..<n]
+    }
+    fclose(file)
+    var records = 0, rounds = 0, checksum = 0
+    let decodeOnly = getenv("APDU_BENCH_DECODE_ONLY") != nil
+    let start = nowMicroseconds()
+    var elapsed = 0.0
+    repeat {
+        guard let message = try? NDEFMessage(decoding: bytes) else { print("not a valid NDEF message"); exit(65) }
+        if decodeOnly { records += message.records.count; rounds += 1; elapsed = (nowMicroseconds() - start) / 1e6; continue }
+        for record in message.records {
+            switch try? record.content() {
+            case let .uri(u)?: checksum &+= u.utf8.count
+            case let .text(t, _, _)?: checksum &+= t.utf8.count
+            case let .mime(_, text)?: checksum &+= text?.utf8.count ?? record.payload.count
+            default: checksum &+= 1
+            }
+        }
+        records += message.records.count
+        rounds += 1
+        elapsed = (nowMicroseconds() - start) / 1e6
+    } while elapsed < seconds
+    print("\(Double(records) / elapsed) \(Double(rounds * bytes.count) / elapsed) \(checksum % 7)")
+    exit(0)
+}
+
+if arguments.count == 4, arguments[1] == "ndef", let seconds = Double(arguments[3]) {
+    benchNDEF(path: arguments[2], seconds: seconds)
+}
 guard arguments.count == 4, arguments[1] == "transmit", let n = Int(arguments[3]), n > 0 else {
-    print("usage: apdu-bench transmit READER N")
+    print("usage: apdu-bench transmit READER N | apdu-bench ndef FILE SECONDS")
     exit(64)
 }
 do {
