@@ -45,9 +45,39 @@ extension APDUCommand {
         @Flag(help: "End when pcscd closes the connection instead of reconnecting.")
         var once = false
 
+        @Flag(help: "Emulate an NFC Forum Type 4 tag (with --ndef, --mle, --mlc, --file-size, --mapping, --read-only).")
+        var type4 = false
+
+        @Option(help: ArgumentHelp("Type 4: the NDEF message to hold (raw or hex file); changes are saved back with --save.", valueName: "file"))
+        var ndef: String?
+
+        @Flag(help: "Type 4: write the NDEF message back to --ndef after every change.")
+        var save = false
+
+        @Option(help: "Type 4: MLe, the largest R-APDU data.")
+        var mle = 0xFF
+
+        @Option(help: "Type 4: MLc, the largest C-APDU data.")
+        var mlc = 0xFF
+
+        @Option(help: "Type 4: NDEF file size, NLEN included.")
+        var fileSize = 2048
+
+        @Option(help: "Type 4: mapping version 2.0 or 3.0 (3.0 uses the extended file TLV when the file is 64 KiB or more).")
+        var mapping = "2.0"
+
+        @Flag(help: "Type 4: write access FF (read-only).")
+        var readOnly = false
+
         func validate() throws {
             if port == 0 { throw ValidationError("--port must be 1-65535") }
             if card != "demo" && script == nil { throw ValidationError("unknown --card '\(card)'; known: demo") }
+            if !["2.0", "3.0"].contains(mapping) { throw ValidationError("--mapping must be 2.0 or 3.0") }
+            if !(15...65535).contains(mle) { throw ValidationError("--mle must be 15-65535") }
+            if !(1...65535).contains(mlc) { throw ValidationError("--mlc must be 1-65535") }
+            if !(5...16_777_216).contains(fileSize) { throw ValidationError("--file-size must be 5-16777216") }
+            if fileSize > 0xFFFE && mapping != "3.0" { throw ValidationError("--file-size above 65534 needs --mapping 3.0") }
+            if save && ndef == nil { throw ValidationError("--save needs --ndef FILE") }
             if let n = removeAfter, n < 0 { throw ValidationError("--remove-after must be 0 or more") }
             if let d = delayMs, d < 0 || d > 600_000 { throw ValidationError("--delay-ms must be 0-600000") }
             if let garbage { do { _ = try Hex.decode(garbage, allowEmpty: true) } catch { throw ValidationError("--garbage: \(error)") } }
@@ -60,7 +90,26 @@ extension APDUCommand {
             try reportingFailures {
                 let model: any EmulatedCard
                 var description: String
-                if let script {
+                if type4 {
+                    var c = Type4TagModel.Configuration()
+                    c.version = mapping == "3.0" ? 0x30 : 0x20
+                    c.mle = mle
+                    c.mlc = mlc
+                    c.fileSize = fileSize
+                    c.extendedFile = fileSize > 0xFFFE
+                    c.writeAccess = readOnly ? 0xFF : 0x00
+                    let message = try ndef.map { try readMessageFile($0, option: "--ndef") } ?? []
+                    let tag = Type4TagModel(configuration: c, message: message)
+                    if save, let path = ndef {
+                        let lf = c.extendedFile ? 4 : 2
+                        tag.onChange = { file in
+                            let n = file.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
+                            try? Data(file[lf..<min(file.count, lf + n)]).write(to: URL(fileURLWithPath: path), options: .atomic)
+                        }
+                    }
+                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag])
+                    description = "Type 4 tag (mapping \(mapping), \(message.count)-byte message, MLe \(mle), MLc \(mlc))"
+                } else if let script {
                     let text: String
                     do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
                         throw Failure(.badData, "cannot read '\(script)' as UTF-8 text")

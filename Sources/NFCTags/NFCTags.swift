@@ -1,1 +1,0 @@
-// The NFCTags module: filled by its issue (see docs/ and ../shared/design.md).

@@ -1,0 +1,206 @@
+import ISO7816
+
+/// An NFC Forum Type 4 tag (or a contact card with the NDEF application) over any channel.
+///
+/// `detect` selects the NDEF application and reads the capability container; reads and writes
+/// then follow the NFC Forum procedures in as few APDUs as MLe, MLc and the channel allow.
+public final class Type4Tag {
+    public static let aid: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
+    public static let aidV1: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x00]
+    /// The most message bytes this tool reads from one tag: a lying NLEN/ENLEN cannot make it
+    /// allocate or read more.
+    public static let readLimit = 1 << 20
+
+    public let transport: APDUTransport
+    public private(set) var capabilityContainer: Type4CapabilityContainer
+    /// Whether the tag answered the mapping 1.0 AID (its files are selected with P2 00).
+    public let isVersion1: Bool
+
+    init(transport: APDUTransport, capabilityContainer: Type4CapabilityContainer, isVersion1: Bool) {
+        self.transport = transport
+        self.capabilityContainer = capabilityContainer
+        self.isVersion1 = isVersion1
+    }
+
+    /// Selects the NDEF application and reads the CC. Throws `.notNDEF` when there is none.
+    public static func detect(_ transport: APDUTransport) throws -> Type4Tag {
+        var v1 = false
+        var r = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x04, p2: 0x00, data: aid, ne: 256))
+        if r.statusWord != .success {
+            // Mapping 1.0 tags know only the 1.0 AID, selected without Le.
+            let r1 = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x04, p2: 0x00, data: aidV1))
+            guard r1.statusWord == .success else {
+                throw Type4Error(.notNDEF, "no NDEF application on this card (SELECT D2760000850101 answered \(r.statusWord): \(r.statusWord.meaning.text))")
+            }
+            v1 = true
+            r = r1
+        }
+        try selectFile([0xE1, 0x03], transport: transport, v1: v1, what: "capability container E103")
+        // MLe is unknown until the CC is read: a short read of its first 15 bytes first.
+        let head = try transport.send(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 15))
+        guard head.statusWord == .success || head.statusWord == .endOfFileReached, head.data.count >= 2 else {
+            throw Type4Error(.badCapabilityContainer, "cannot read the capability container (\(head.statusWord): \(head.statusWord.meaning.text))")
+        }
+        var ccBytes = head.data
+        let ccLength = Int(ccBytes[0]) << 8 | Int(ccBytes[1])
+        if ccLength > ccBytes.count && ccLength <= 0x7FFF {
+            // A longer CC (extra TLVs, or the 17-byte 3.0 CC): read the rest.
+            while ccBytes.count < ccLength {
+                let n = min(ccLength - ccBytes.count, 0xFF)
+                let more = try transport.send(CommandAPDU(cla: 0, ins: 0xB0, p1: UInt8(ccBytes.count >> 8), p2: UInt8(ccBytes.count & 0xFF), ne: n))
+                guard more.statusWord.isSuccess || more.statusWord == .endOfFileReached, !more.data.isEmpty else { break }
+                ccBytes += more.data
+            }
+        }
+        let cc = try Type4CapabilityContainer(bytes: ccBytes)
+        return Type4Tag(transport: transport, capabilityContainer: cc, isVersion1: v1)
+    }
+
+    static func selectFile(_ fid: [UInt8], transport: APDUTransport, v1: Bool, what: String) throws {
+        let r = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x00, p2: v1 ? 0x00 : 0x0C, data: fid))
+        if r.statusWord == .success { return }
+        if !v1 {
+            // Some 2.0 tags insist on P2 00.
+            let again = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x00, p2: 0x00, data: fid))
+            if again.statusWord == .success { return }
+        }
+        throw Type4Error(.fileMissing, "cannot select the \(what) (\(r.statusWord): \(r.statusWord.meaning.text))")
+    }
+
+    public var status: NDEFStatus {
+        switch (capabilityContainer.readAccess, capabilityContainer.writeAccess) {
+        case (.granted, .granted): return .readWrite
+        case (.granted, _): return .readOnly
+        default: return .notSupported
+        }
+    }
+
+    /// Largest R-APDU data one READ BINARY may ask for: MLe, and 256 unless the channel carries extended Le.
+    var readChunk: Int { min(capabilityContainer.mle, transport.channel.supportsExtendedLength ? 65536 : 256) }
+    /// Largest C-APDU data one UPDATE BINARY may carry.
+    var writeChunk: Int { min(capabilityContainer.mlc, transport.channel.supportsExtendedLength ? 65535 : 255) }
+
+    /// Reads `count` bytes of the selected file from `offset`, in as few READ BINARY as allowed.
+    func read(offset: Int, count: Int) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(count, Self.readLimit))
+        var position = offset
+        while out.count < count {
+            let want = min(count - out.count, readChunk)
+            var chunk: [UInt8]
+            let r: ResponseAPDU
+            if position + want - 1 <= 0x7FFF {
+                r = try transport.send(CommandAPDU(cla: 0, ins: 0xB0, p1: UInt8(position >> 8), p2: UInt8(position & 0xFF), ne: want))
+                chunk = r.data
+            } else {
+                // Beyond 0x7FFF: READ BINARY B1 with offset data object 54; the answer is 53 L data.
+                let le = min(want + 4, readChunk)
+                let odo: [UInt8] = [0x54, 0x03, UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
+                r = try transport.send(CommandAPDU(cla: 0, ins: 0xB1, p1: 0, p2: 0, data: odo, ne: le))
+                guard let ddo = (try? BERTLV.decode(r.data))?.first, ddo.tag == [0x53] else {
+                    throw Type4Error(.readFailed, "READ BINARY at offset \(position) answered without its 53 data object (\(r.statusWord))")
+                }
+                chunk = Array(ddo.value.prefix(count - out.count))
+            }
+            guard r.statusWord == .success || r.statusWord == .endOfFileReached, !chunk.isEmpty else {
+                throw Type4Error(.readFailed, "READ BINARY at offset \(position) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
+            }
+            if chunk.count > count - out.count { chunk = Array(chunk.prefix(count - out.count)) }
+            out += chunk
+            position += chunk.count
+            if r.statusWord == .endOfFileReached && out.count < count {
+                throw Type4Error(.lengthLies, "the NDEF file ended at byte \(position), before the \(count + offset) bytes its length promised")
+            }
+        }
+        return out
+    }
+
+    /// Reads the NDEF message (the bytes after NLEN/ENLEN; empty when NLEN is 0).
+    public func readNDEF() throws -> [UInt8] {
+        let cc = capabilityContainer
+        guard case .granted = cc.readAccess else {
+            throw Type4Error(.readOnly, "the tag does not allow reading its NDEF file (read access \(cc.readAccess))")
+        }
+        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+        let lf = cc.lengthFieldSize
+        // NLEN and the first data in one READ BINARY.
+        let first = try read(offset: 0, count: min(readChunk, cc.maxFileSize, Self.readLimit + lf))
+        guard first.count >= lf else { throw Type4Error(.readFailed, "the NDEF file is shorter than its length field") }
+        let nlen = first.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
+        guard nlen <= cc.maxFileSize - lf else {
+            throw Type4Error(.lengthLies, "the tag claims a \(nlen)-byte message, but its NDEF file holds at most \(cc.maxFileSize - lf)")
+        }
+        guard nlen <= Self.readLimit else {
+            throw Type4Error(.lengthLies, "the tag claims a \(nlen)-byte message, more than this tool reads (\(Self.readLimit))")
+        }
+        var message = Array(first.dropFirst(lf).prefix(nlen))
+        if message.count < nlen {
+            message += try read(offset: lf + message.count, count: nlen - message.count)
+        }
+        return message
+    }
+
+    /// Writes `message` with the NFC Forum procedure: NLEN 0, the body in MLc pieces, the real
+    /// NLEN last, then reads it back. A write interrupted at any point leaves either the old
+    /// message (before the first UPDATE), NLEN 0, or the new message.
+    public func writeNDEF(_ message: [UInt8]) throws {
+        let cc = capabilityContainer
+        guard case .granted = cc.writeAccess else {
+            throw Type4Error(.readOnly, "the tag is read-only (write access \(cc.writeAccess))")
+        }
+        guard message.count <= cc.capacity else {
+            throw Type4Error(.tooLarge, "the message is \(message.count) bytes; the tag holds \(cc.capacity) (\(message.count - cc.capacity) bytes over)")
+        }
+        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+        let lf = cc.lengthFieldSize
+        try update(offset: 0, [UInt8](repeating: 0, count: lf), step: "clear the length")
+        var offset = 0
+        while offset < message.count {
+            let n = min(writeChunk, message.count - offset)
+            try update(offset: lf + offset, Array(message[offset..<(offset + n)]), step: "write bytes \(offset)…\(offset + n - 1)")
+            offset += n
+        }
+        let length = (0..<lf).map { UInt8(message.count >> (8 * (lf - 1 - $0)) & 0xFF) }
+        try update(offset: 0, length, step: "write the length")
+        let back = try readNDEF()
+        guard back == message else {
+            throw Type4Error(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
+        }
+    }
+
+    func update(offset: Int, _ data: [UInt8], step: String) throws {
+        let command: CommandAPDU
+        if offset + data.count - 1 <= 0x7FFF {
+            command = CommandAPDU(cla: 0, ins: 0xD6, p1: UInt8(offset >> 8), p2: UInt8(offset & 0xFF), data: data)
+        } else {
+            let l = data.count
+            let length: [UInt8] = l < 0x80 ? [UInt8(l)] : l < 0x100 ? [0x81, UInt8(l)] : [0x82, UInt8(l >> 8), UInt8(l & 0xFF)]
+            command = CommandAPDU(cla: 0, ins: 0xD7, p1: 0, p2: 0,
+                                  data: [0x54, 0x03, UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF), 0x53] + length + data)
+        }
+        let r = try transport.send(command)
+        guard r.statusWord == .success else {
+            throw Type4Error(r.statusWord == .securityStatusNotSatisfied ? .readOnly : .writeFailed,
+                             "the tag refused to \(step): \(r.statusWord) (\(r.statusWord.meaning.text))")
+        }
+    }
+
+    /// Makes the tag read-only the way Android does for Type 4: FF into the CC's write-access
+    /// byte. Returns whether the tag then really refuses writes (checked by rewriting NLEN with
+    /// its own value, which changes nothing if the write goes through).
+    @discardableResult
+    public func makeReadOnly() throws -> Bool {
+        let cc = capabilityContainer
+        try Self.selectFile([0xE1, 0x03], transport: transport, v1: isVersion1, what: "capability container E103")
+        let r = try transport.send(CommandAPDU(cla: 0, ins: 0xD6, p1: 0, p2: UInt8(cc.writeAccessOffset), data: [0xFF]))
+        guard r.statusWord == .success else {
+            throw Type4Error(.lockFailed, "the tag refused to change its write access: \(r.statusWord) (\(r.statusWord.meaning.text))")
+        }
+        let reread = try read(offset: 0, count: cc.bytes.count)
+        capabilityContainer = try Type4CapabilityContainer(bytes: reread)
+        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+        let nlen = try read(offset: 0, count: cc.lengthFieldSize)
+        let probe = try transport.send(CommandAPDU(cla: 0, ins: 0xD6, p1: 0, p2: 0, data: nlen))
+        return probe.statusWord != .success
+    }
+}

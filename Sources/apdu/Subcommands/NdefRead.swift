@@ -1,0 +1,77 @@
+import ArgumentParser
+import ISO7816
+import NDEF
+import NFCTags
+import PCSC
+
+extension APDUCommand {
+    struct NdefRead: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ndef-read",
+            abstract: "Read the NDEF message of a tag (Type 4) and decode it.")
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+
+        @Flag(help: "Print the message bytes as hex only.")
+        var raw = false
+
+        func run() throws {
+            try reportingFailures {
+                let session = try TagSession.open(readerOptions, trace: traceOptions)
+                let message: [UInt8]
+                do {
+                    message = try session.card.withTransaction { try session.tag.readNDEF() }
+                } catch let error as Type4Error { throw error.failure }
+                try? session.card.disconnect()
+                if raw {
+                    Terminal.print(message.hexString)
+                    return
+                }
+                try render(session: session, message: message, output: output)
+            }
+        }
+    }
+}
+
+/// The ndef-read output, shared with `watch --ndef`.
+func ndefReadJSON(session: TagSession, message: [UInt8]) -> (JSON, NDEFMessage?, NDEFError?) {
+    let cc = session.tag.capabilityContainer
+    var decoded: NDEFMessage?
+    var decodeError: NDEFError?
+    if !message.isEmpty {
+        do { decoded = try NDEFMessage(decoding: message) } catch { decodeError = error }
+    }
+    var members: [(String, JSON)] = [
+        ("reader", .string(session.reader)), ("tag", session.tagJSON),
+        ("status", .string(session.tag.status.rawValue)), ("capacity", .int(cc.capacity)), ("length", .int(message.count)),
+    ]
+    if let decoded {
+        members.append(("message", NDEFRender.messageJSON(decoded, bytes: message, strict: true)))
+        members.append(("backgroundReading", NDEFRender.verdictJSON(BackgroundReadingVerdict(message: decoded))))
+    } else {
+        members.append(("message", .object([("hex", .hex(message)), ("records", .array([]))])))
+        if let decodeError { members.append(("error", .string(decodeError.description))) }
+        members.append(("backgroundReading", NDEFRender.verdictJSON(BackgroundReadingVerdict(message: NDEFMessage(records: [])))))
+    }
+    return (.object(members), decoded, decodeError)
+}
+
+func render(session: TagSession, message: [UInt8], output: OutputOptions) throws {
+    let (json, decoded, decodeError) = ndefReadJSON(session: session, message: message)
+    if output.json {
+        Terminal.print(json.serialized)
+    } else {
+        let cc = session.tag.capabilityContainer
+        Terminal.print("\(Terminal.safe(session.reader)): Type 4 tag, mapping \(cc.versionString), \(session.tag.status.rawValue), \(message.count) of \(cc.capacity) bytes used")
+        if message.isEmpty { Terminal.print("(empty: no NDEF message)") }
+        if let decoded {
+            for line in NDEFRender.lines(decoded, strict: true) { Terminal.print(line) }
+            Terminal.print(NDEFRender.verdictLine(BackgroundReadingVerdict(message: decoded)))
+        }
+    }
+    if let decodeError {
+        throw Failure(.badData, "the tag's NDEF message is malformed: \(decodeError) (apdu ndef-read --raw | apdu ndef decode --relaxed - shows what can be read)")
+    }
+}

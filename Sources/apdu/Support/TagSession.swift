@@ -1,0 +1,86 @@
+import Foundation
+import ISO7816
+import NDEF
+import NFCTags
+import PCSC
+
+/// A connected tag, detected, for the ndef-* commands.
+struct TagSession {
+    let reader: String
+    let card: Card
+    let transport: APDUTransport
+    let tag: Type4Tag
+    let atr: [UInt8]
+
+    /// Chooses the reader, connects, and detects the tag. Detection failures become `Failure`s.
+    static func open(_ readerOptions: ReaderOptions, trace: TraceOptions) throws -> TagSession {
+        let context = try Context()
+        let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+        let card = try context.connect(reader: reader)
+        let atr = (try? card.status().atr) ?? []
+        let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
+        do {
+            let tag = try Type4Tag.detect(transport)
+            return TagSession(reader: reader, card: card, transport: transport, tag: tag, atr: atr)
+        } catch let error as Type4Error {
+            throw error.failure
+        }
+    }
+
+    var tagJSON: JSON {
+        let cc = tag.capabilityContainer
+        return .object([("kind", .string("type4")), ("uid", .null), ("version", .string(cc.versionString))])
+    }
+}
+
+extension Type4Error {
+    /// Exit codes: a tag that refuses is 1, a tag whose data lies is 65.
+    var failure: Failure {
+        switch kind {
+        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed: return Failure(.unexpected, message)
+        case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
+        }
+    }
+}
+
+/// Backups of messages before they are overwritten: `$XDG_STATE_HOME/apdu/backups/`.
+enum Backups {
+    static var directory: URL {
+        let env = ProcessInfo.processInfo.environment
+        let state = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state"
+        return URL(fileURLWithPath: state).appendingPathComponent("apdu/backups")
+    }
+
+    /// Saves the message and returns the file's path.
+    static func save(_ message: [UInt8], reader: String, kind: String, uid: [UInt8]?) throws -> String {
+        let dir = directory
+        do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) } catch {
+            throw Failure(.ioError, "cannot create the backup directory \(dir.path): refusing to write without a backup")
+        }
+        let slug = reader.map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce(into: "") { s, c in
+            if !(c == "-" && s.hasSuffix("-")) { s.append(c) }
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss-SSS"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let name = [slug, kind, uid.map(\.hexString)].compactMap { $0 }.joined(separator: "-") + "-" + formatter.string(from: Date()) + ".ndef"
+        let url = dir.appendingPathComponent(name)
+        do { try Data(message).write(to: url, options: .atomic) } catch {
+            throw Failure(.ioError, "cannot write the backup \(url.path): refusing to write without a backup")
+        }
+        return url.path
+    }
+}
+
+/// Reads a message file: raw bytes, or hex text.
+func readMessageFile(_ path: String, option: String) throws -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw Failure(.usage, "\(option): cannot read '\(Terminal.safe(path))'")
+    }
+    let bytes = [UInt8](data)
+    if !bytes.isEmpty, bytes.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: bytes, as: UTF8.self)) {
+        return decoded
+    }
+    return bytes
+}
