@@ -39,6 +39,7 @@ let package = Package(
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF"]),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "TestSupport"]),

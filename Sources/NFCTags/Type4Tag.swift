@@ -156,7 +156,11 @@ public final class Type4Tag {
         try update(offset: 0, [UInt8](repeating: 0, count: lf), step: "clear the length")
         var offset = 0
         while offset < message.count {
-            let n = min(writeChunk, message.count - offset)
+            var n = min(writeChunk, message.count - offset)
+            if lf + offset + n - 1 > 0x7FFF {
+                // UPDATE BINARY D7 spends up to 9 bytes of MLc on its offset and data objects.
+                n = min(n, max(1, writeChunk - 9))
+            }
             try update(offset: lf + offset, Array(message[offset..<(offset + n)]), step: "write bytes \(offset)…\(offset + n - 1)")
             offset += n
         }
