@@ -1,0 +1,176 @@
+import Foundation
+import ISO7816
+import NDEF
+import Testing
+import TestSupport
+import VirtualCard
+
+func type4Host(_ configure: (inout Type4TagModel.Configuration) -> Void = { _ in }, message: [UInt8]) -> (ApplicationHost, Type4TagModel) {
+    var c = Type4TagModel.Configuration()
+    configure(&c)
+    let model = Type4TagModel(configuration: c, message: message)
+    return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [model]), model)
+}
+
+let sampleMessage = try! NDEFMessage(records: [.uri("https://example.com/tag"), .mime("application/json", Array("{\"n\":1}".utf8))]).encoded()
+
+@Suite("ndef-read/-write/-status/-lock on Type 4 tags through pcscd")
+struct CLIType4Tests {
+    @Test("ndef-read with MLe 15: every record, the verdict, capacity and length in JSON")
+    func read() async throws {
+        let (host, _) = type4Host({ $0.mle = 15 }, message: sampleMessage)
+        try await withInsertedCard(host) { inserted in
+            let r = try runAPDU(["ndef-read", "--json", "-r", inserted.reader])
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            #expect(doc["status"] as? String == "readWrite")
+            #expect(doc["capacity"] as? Int == 2046)
+            #expect(doc["length"] as? Int == sampleMessage.count)
+            #expect((doc["tag"] as? [String: Any])?["kind"] as? String == "type4")
+            let message = try #require(doc["message"] as? [String: Any])
+            #expect(message["hex"] as? String == sampleMessage.hexString)
+            #expect((message["records"] as? [[String: Any]])?.first?["uri"] as? String == "https://example.com/tag")
+            #expect((doc["backgroundReading"] as? [String: Any])?["eligible"] as? Bool == true)
+            let raw = try runAPDU(["ndef-read", "--raw", "-r", inserted.reader])
+            #expect(raw.stdout == sampleMessage.hexString + "\n")
+        }
+    }
+
+    @Test("ndef-write: exact bytes on the tag, a backup that --restore puts back")
+    func writeAndRestore() async throws {
+        let (host, model) = type4Host({ $0.mlc = 16; $0.fileSize = 256 }, message: sampleMessage)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        try await withInsertedCard(host) { inserted in
+            let w = try runAPDU(["ndef-write", "--json", "-r", inserted.reader, "--uri", "tel:+49301234", "--text", "call us"],
+                                environment: ["XDG_STATE_HOME": state])
+            #expect(w.status == 0, "\(w.stderr)")
+            let doc = try #require(try w.json() as? [String: Any])
+            let backup = try #require(doc["backup"] as? String)
+            #expect(backup.hasPrefix(state + "/apdu/backups/"))
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: backup))) == sampleMessage)
+            let expected = try NDEFMessage(records: [.uri("tel:+49301234"), .text("call us")]).encoded()
+            #expect(model.message == expected)
+            #expect(Array(model.fileContents.prefix(2)) == [0, UInt8(expected.count)])
+            let restore = try runAPDU(["ndef-write", "-r", inserted.reader, "--restore", backup], environment: ["XDG_STATE_HOME": state])
+            #expect(restore.status == 0, "\(restore.stderr)")
+            #expect(model.message == sampleMessage)
+        }
+    }
+
+    @Test("too large and read-only are refused before anything is written")
+    func refusals() async throws {
+        let (host, model) = type4Host({ $0.fileSize = 40 }, message: sampleMessage.prefix(0).map { $0 })
+        try await withInsertedCard(host) { inserted in
+            let big = try runAPDU(["ndef-write", "-r", inserted.reader, "--text", String(repeating: "x", count: 60)])
+            #expect(big.status == 65)
+            #expect(big.stderr.contains("bytes over"))
+            #expect(model.fileContents.allSatisfy { $0 == 0 })
+        }
+        let (ro, roModel) = type4Host({ $0.writeAccess = 0xFF }, message: sampleMessage)
+        try await withInsertedCard(ro) { inserted in
+            let before = roModel.fileContents
+            let r = try runAPDU(["ndef-write", "-r", inserted.reader, "--uri", "https://x.y"])
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("read-only"))
+            #expect(roModel.fileContents == before)
+            let s = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
+            let doc = try #require(try s.json() as? [String: Any])
+            #expect(doc["status"] as? String == "readOnly")
+            #expect(doc["canMakeReadOnly"] as? Bool == false)
+        }
+    }
+
+    @Test("ndef-lock refuses without --yes (77), locks with it, then writes are refused")
+    func lock() async throws {
+        let (host, model) = type4Host(message: sampleMessage)
+        try await withInsertedCard(host) { inserted in
+            let no = try runAPDU(["ndef-lock", "-r", inserted.reader])
+            #expect(no.status == 77)
+            #expect(model.capabilityContainer[14] == 0)
+            let yes = try runAPDU(["ndef-lock", "--json", "--yes", "-r", inserted.reader])
+            #expect(yes.status == 0, "\(yes.stderr)")
+            #expect((try yes.json() as? [String: Any])?["refusesWrites"] as? Bool == true)
+            let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--uri", "https://x.y"])
+            #expect(w.status == 1)
+            #expect(model.message == sampleMessage)
+        }
+    }
+
+    @Test("lying tags and foreign cards: clear errors and documented exit codes")
+    func lies() async throws {
+        var c = Type4TagModel.Configuration()
+        c.fileSize = 64
+        let lying = ApplicationHost(applications: [Type4TagModel(configuration: c, fileContents: [0xFF, 0xF0, 0xD1])])
+        try await withInsertedCard(lying) { inserted in
+            let r = try runAPDU(["ndef-read", "-r", inserted.reader])
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("claims a 65520-byte message"))
+        }
+        let (future, _) = type4Host({ $0.version = 0x50 }, message: [])
+        try await withInsertedCard(future) { inserted in
+            let r = try runAPDU(["ndef-read", "-r", inserted.reader])
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("unsupported Type 4 mapping version 5.0"))
+        }
+        try await withInsertedCard(ApplicationHost(applications: [DemoApplication()])) { inserted in
+            let r = try runAPDU(["ndef-read", "-r", inserted.reader])
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("no NDEF application"))
+            let s = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
+            #expect((try s.json() as? [String: Any])?["status"] as? String == "notSupported")
+        }
+    }
+
+    @Test("a card pulled after each APDU of a write: old message, NLEN 0 with a restorable backup, or new — never anything else")
+    func pulledDuringWrite() async throws {
+        let old = sampleMessage
+        let new = try NDEFMessage(records: [.uri("https://example.org/" + String(repeating: "n", count: 60))]).encoded()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulled-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let newFile = dir.appendingPathComponent("new.ndef")
+        try Data(new).write(to: newFile)
+        let env = ["XDG_STATE_HOME": dir.path]
+        var outcomes: [String: Int] = [:]
+        var index = 0
+        while true {
+            let (host, model) = type4Host({ $0.mlc = 24 }, message: old)
+            let status = try await withInsertedCard(host, faults: Faults(removeAfter: index)) { inserted in
+                let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", newFile.path], environment: env)
+                if w.status != 0 {
+                    #expect(w.status == 74, "pulled after \(index) APDUs: \(w.stderr)")
+                    #expect(w.stderr.contains("removed"), "\(w.stderr)")
+                }
+                return (w.status, w.stderr)
+            }
+            let now = model.message
+            if status.0 == 0 {
+                #expect(now == new)
+                outcomes["completed", default: 0] += 1
+                break
+            }
+            if now == old {
+                outcomes["old message", default: 0] += 1
+            } else if now.isEmpty {
+                outcomes["NLEN 0", default: 0] += 1
+                // The error names the backup; restoring it brings the old message back.
+                let hint = try #require(status.1.range(of: "--restore ").map { String(status.1[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
+                try await withInsertedCard(host) { inserted in
+                    let r = try runAPDU(["ndef-write", "-r", inserted.reader, "--restore", hint], environment: env)
+                    #expect(r.status == 0, "\(r.stderr)")
+                }
+                #expect(model.message == old)
+            } else if now == new {
+                outcomes["new message", default: 0] += 1
+            } else {
+                Issue.record("pulled after \(index) APDUs: the tag holds neither message: \(now.hexString)")
+            }
+            index += 1
+            if index > 60 { Issue.record("the write never completed"); break }
+        }
+        print("pulled-card cases for a Type 4 write: \(index + 1) (\(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))")
+        #expect(outcomes["NLEN 0", default: 0] > 0)
+        #expect(outcomes["old message", default: 0] > 0)
+    }
+}
