@@ -1,6 +1,8 @@
 // The Swift side of Scripts/bench transmit: the same loop as Scripts/bench-src/transmit.c,
 // through PCSC.Card.transmit. Prints "median_us mean_us".
+import ISO7816
 import NDEF
+import NFCTags
 import PCSC
 
 #if canImport(Glibc)
@@ -48,6 +50,52 @@ func benchNDEF(path: String, seconds: Double) -> Never {
     } while elapsed < seconds
     print("\(Double(records) / elapsed) \(Double(rounds * bytes.count) / elapsed) \(checksum % 7)")
     exit(0)
+}
+
+/// A bare PC/SC channel, as the CLI's: no tracing, extended length allowed.
+final class BenchChannel: CardChannel {
+    let card: Card
+    let supportsExtendedLength = true
+    init(card: Card) { self.card = card }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try card.transmit(command) }
+}
+
+/// `apdu-bench type4 READER ROUNDS`: reads the tag's NDEF message ROUNDS times (detection
+/// included) and measures the round trip of one READ BINARY of MLe bytes. Prints
+/// "apdus nlen mle read_median_us rtt_median_us".
+func benchType4(reader: String, rounds: Int) throws -> Never {
+    let card = try Context().connect(reader: reader)
+    var count = 0
+    let transport = APDUTransport(channel: BenchChannel(card: card)) { _ in count += 1 }
+    var times: [Double] = []
+    var nlen = 0
+    var mle = 0
+    for _ in 0..<rounds {
+        count = 0
+        let start = nowMicroseconds()
+        let tag = try Type4Tag.detect(transport)
+        nlen = try tag.readNDEF().count
+        times.append(nowMicroseconds() - start)
+        mle = tag.capabilityContainer.mle
+    }
+    let apdus = count
+    // One READ BINARY of a full MLe chunk, the kind of exchange the read is made of.
+    let chunk = min(mle, 65536)
+    let read = CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: chunk).bytes
+    var rtts: [Double] = []
+    for _ in 0..<max(200, rounds * 10) {
+        let start = nowMicroseconds()
+        _ = try card.transmit(read)
+        rtts.append(nowMicroseconds() - start)
+    }
+    times.sort()
+    rtts.sort()
+    print("\(apdus) \(nlen) \(mle) \(times[times.count / 2]) \(rtts[rtts.count / 2])")
+    exit(0)
+}
+
+if arguments.count == 4, arguments[1] == "type4", let rounds = Int(arguments[3]) {
+    do { try benchType4(reader: arguments[2], rounds: rounds) } catch { print("\(error)"); exit(74) }
 }
 
 if arguments.count == 4, arguments[1] == "ndef", let seconds = Double(arguments[3]) {
