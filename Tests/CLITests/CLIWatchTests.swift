@@ -1,5 +1,6 @@
 import Foundation
 import ISO7816
+import NDEF
 import Testing
 import TestSupport
 import VirtualCard
@@ -34,5 +35,32 @@ struct CLIWatchTests {
         let r = try runAPDU(["watch", "--json", "--count", "2"])
         #expect(r.status == 0)
         #expect(r.stdout.split(separator: "\n").count == 2)
+    }
+}
+
+@Suite("apdu watch --ndef")
+struct CLIWatchNDEFTests {
+    @Test("every tag presented is read and printed as one JSON event")
+    func ndefEvents() async throws {
+        try await withEmptySlot { slot in
+            let watch = try StreamingAPDU(["watch", "--ndef", "--json"])
+            defer { watch.stop() }
+            #expect(watch.waitForLine { $0.contains("\"reader-added\"") && $0.contains("\"\(slot.reader)\"") } != nil)
+            for uri in ["https://example.com/one", "https://example.com/two"] {
+                let message = try NDEFMessage(records: [.uri(uri)]).encoded()
+                let (host, _) = type4Host(message: message)
+                let client = VPCDClient(port: slot.port, card: host)
+                client.start()
+                let line = watch.waitForLine { $0.contains("\"event\":\"ndef\"") && $0.contains(uri) }
+                #expect(line != nil, "\(watch.output)")
+                if let line {
+                    let doc = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    #expect(doc["reader"] as? String == slot.reader)
+                    #expect((doc["backgroundReading"] as? [String: Any])?["uri"] as? String == uri)
+                }
+                client.stop()
+                try waitForCard(in: slot.reader, present: false)
+            }
+        }
     }
 }

@@ -107,7 +107,11 @@ extension APDUCommand {
                             try? Data(file[lf..<min(file.count, lf + n)]).write(to: URL(fileURLWithPath: path), options: .atomic)
                         }
                     }
-                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag])
+                    var behaviour = HostBehaviour()
+                    behaviour.usesGetResponse = getResponse
+                    behaviour.requiresGetResponseCLA = strictGetResponseCla
+                    behaviour.answersWrongLe = wrongLe
+                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], behaviour: behaviour)
                     description = "Type 4 tag (mapping \(mapping), \(message.count)-byte message, MLe \(mle), MLc \(mlc))"
                 } else if let script {
                     let text: String

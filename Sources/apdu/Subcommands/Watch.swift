@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import ISO7816
+import NDEF
+import NFCTags
 import PCSC
 
 extension APDUCommand {
@@ -13,6 +15,11 @@ extension APDUCommand {
 
         @Option(help: ArgumentHelp("Stop after this many events (for scripts).", valueName: "n"))
         var count: Int?
+
+        @Flag(help: "Read the NDEF message of every tag presented and print it (the desktop counterpart of iPhone background reading).")
+        var ndef = false
+
+        @OptionGroup var traceOptions: TraceOptions
 
         @Option(help: ArgumentHelp("Card-name list for ATRs.", valueName: "file"))
         var smartcardList = "/usr/share/pcsc/smartcard_list.txt"
@@ -49,6 +56,38 @@ extension APDUCommand {
                 emitted += 1
             }
             func done() -> Bool { count.map { emitted >= $0 } ?? false }
+            func readTag(_ reader: String, _ atr: [UInt8]) {
+                guard ndef else { return }
+                do {
+                    let session = try TagSession.open(reader: reader, wait: nil, trace: traceOptions)
+                    let message = try session.card.withTransaction { try session.tag.readNDEF() }
+                    try? session.card.disconnect()
+                    let (json, decoded, decodeError) = ndefReadJSON(session: session, message: message)
+                    if output.json {
+                        guard case var .object(members) = json else { return }
+                        members.insert(("event", .string("ndef")), at: 0)
+                        Terminal.print(JSON.object(members).serialized)
+                    } else {
+                        Terminal.print("ndef  \(Terminal.safe(reader))  \(message.count) bytes")
+                        if let decoded {
+                            for line in NDEFRender.lines(decoded, strict: true) { Terminal.print("  " + line) }
+                            Terminal.print("  " + NDEFRender.verdictLine(BackgroundReadingVerdict(message: decoded)))
+                        }
+                        if let decodeError { Terminal.print("  malformed: \(Terminal.safe(decodeError.description))") }
+                    }
+                } catch {
+                    let message: String
+                    switch error {
+                    case let f as Failure: message = f.message
+                    case let e as Type4Error: message = e.message
+                    case let e as PCSCError: message = e.failure.message
+                    default: message = "\(error)"
+                    }
+                    emit("ndef-error", reader, nil, message)
+                    return
+                }
+                emitted += 1
+            }
 
             while !done() {
                 let context: Context
@@ -67,7 +106,7 @@ extension APDUCommand {
                 }
                 backoff = 100_000
                 do {
-                    try watch(context, &known, emit, done)
+                    try watch(context, &known, emit, readTag, done)
                 } catch let error as PCSCError where [.noService, .serviceStopped, .invalidHandle, .commError, .unknownError].contains(error) {
                     emit("service-down", nil, nil, "pcscd went away (\(error.constantName ?? "")); reconnecting")
                     announcedDown = true
@@ -82,7 +121,8 @@ extension APDUCommand {
         }
 
         func watch(_ context: Context, _ known: inout [String: ReaderState],
-                   _ emit: (String, String?, [UInt8]?, String?) -> Void, _ done: () -> Bool) throws {
+                   _ emit: (String, String?, [UInt8]?, String?) -> Void,
+                   _ readTag: (String, [UInt8]) -> Void, _ done: () -> Bool) throws {
             while !done() {
                 let readers = try context.readers()
                 for gone in known.keys where !readers.contains(gone) {
@@ -109,10 +149,14 @@ extension APDUCommand {
                     let countChanged = state.eventCount != before.currentEventCount && was != .unaware
                     if now.contains(.unknown) { continue }
                     if was == .unaware {
-                        if now.contains(.present) { emit("card-present", state.reader, state.atr, nil) }
+                        if now.contains(.present) {
+                            emit("card-present", state.reader, state.atr, nil)
+                            if !done() { readTag(state.reader, state.atr) }
+                        }
                     } else if now.contains(.present) && (!was.contains(.present) || countChanged) {
                         if was.contains(.present) { emit("card-removed", state.reader, nil, nil) }
                         emit("card-inserted", state.reader, state.atr, nil)
+                        if !done() { readTag(state.reader, state.atr) }
                     } else if now.contains(.empty) && was.contains(.present) {
                         emit("card-removed", state.reader, nil, nil)
                     }

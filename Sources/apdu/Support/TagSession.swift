@@ -14,8 +14,12 @@ struct TagSession {
 
     /// Chooses the reader, connects, and detects the tag. Detection failures become `Failure`s.
     static func open(_ readerOptions: ReaderOptions, trace: TraceOptions) throws -> TagSession {
+        try open(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace)
+    }
+
+    static func open(reader requested: String?, wait: Duration?, trace: TraceOptions) throws -> TagSession {
         let context = try Context()
-        let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+        let reader = try ReaderSelection(context: context).chooseReaderWithCard(requested, wait: wait)
         let card = try context.connect(reader: reader)
         let atr = (try? card.status().atr) ?? []
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
