@@ -39,8 +39,8 @@ public enum AccessCondition: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why a Type 4 tag could not be read or written, in words a person can act on.
-public struct Type4Error: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why a tag could not be read or written, in words a person can act on.
+public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         case notNDEF, badCapabilityContainer, unsupportedVersion, fileMissing, readFailed, lengthLies
         case tooLarge, readOnly, writeFailed, verifyFailed, lockFailed
@@ -79,15 +79,15 @@ public struct Type4CapabilityContainer: Hashable, Sendable {
     /// The largest message the tag holds: the file minus NLEN/ENLEN (as nfcpy and Core NFC count).
     public var capacity: Int { max(0, maxFileSize - lengthFieldSize) }
 
-    public init(bytes: [UInt8]) throws(Type4Error) {
-        func bad(_ why: String) -> Type4Error { Type4Error(.badCapabilityContainer, "the tag's capability container is invalid: \(why) (CC \(bytes.hexString))") }
+    public init(bytes: [UInt8]) throws(TagError) {
+        func bad(_ why: String) -> TagError { TagError(.badCapabilityContainer, "the tag's capability container is invalid: \(why) (CC \(bytes.hexString))") }
         guard bytes.count >= 15 else { throw bad("\(bytes.count) bytes, at least 15 needed") }
         self.bytes = bytes
         length = Int(bytes[0]) << 8 | Int(bytes[1])
         guard length >= 15 else { throw bad("CCLEN \(length) is below 15") }
         version = bytes[2]
         guard (1...3).contains(Int(version >> 4)) else {
-            throw Type4Error(.unsupportedVersion, "unsupported Type 4 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x, 2.x and 3.x)")
+            throw TagError(.unsupportedVersion, "unsupported Type 4 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x, 2.x and 3.x)")
         }
         mle = Int(bytes[3]) << 8 | Int(bytes[4])
         mlc = Int(bytes[5]) << 8 | Int(bytes[6])

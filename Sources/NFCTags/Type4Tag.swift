@@ -30,7 +30,7 @@ public final class Type4Tag {
             // Mapping 1.0 tags know only the 1.0 AID, selected without Le.
             let r1 = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x04, p2: 0x00, data: aidV1))
             guard r1.statusWord == .success else {
-                throw Type4Error(.notNDEF, "no NDEF application on this card (SELECT D2760000850101 answered \(r.statusWord): \(r.statusWord.meaning.text))")
+                throw TagError(.notNDEF, "no NDEF application on this card (SELECT D2760000850101 answered \(r.statusWord): \(r.statusWord.meaning.text))")
             }
             v1 = true
             r = r1
@@ -39,7 +39,7 @@ public final class Type4Tag {
         // MLe is unknown until the CC is read: a short read of its first 15 bytes first.
         let head = try transport.send(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 15))
         guard head.statusWord == .success || head.statusWord == .endOfFileReached, head.data.count >= 2 else {
-            throw Type4Error(.badCapabilityContainer, "cannot read the capability container (\(head.statusWord): \(head.statusWord.meaning.text))")
+            throw TagError(.badCapabilityContainer, "cannot read the capability container (\(head.statusWord): \(head.statusWord.meaning.text))")
         }
         var ccBytes = head.data
         let ccLength = Int(ccBytes[0]) << 8 | Int(ccBytes[1])
@@ -64,7 +64,7 @@ public final class Type4Tag {
             let again = try transport.send(CommandAPDU(cla: 0, ins: 0xA4, p1: 0x00, p2: 0x00, data: fid))
             if again.statusWord == .success { return }
         }
-        throw Type4Error(.fileMissing, "cannot select the \(what) (\(r.statusWord): \(r.statusWord.meaning.text))")
+        throw TagError(.fileMissing, "cannot select the \(what) (\(r.statusWord): \(r.statusWord.meaning.text))")
     }
 
     public var status: NDEFStatus {
@@ -98,18 +98,18 @@ public final class Type4Tag {
                 let odo: [UInt8] = [0x54, 0x03, UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
                 r = try transport.send(CommandAPDU(cla: 0, ins: 0xB1, p1: 0, p2: 0, data: odo, ne: le))
                 guard let ddo = (try? BERTLV.decode(r.data))?.first, ddo.tag == [0x53] else {
-                    throw Type4Error(.readFailed, "READ BINARY at offset \(position) answered without its 53 data object (\(r.statusWord))")
+                    throw TagError(.readFailed, "READ BINARY at offset \(position) answered without its 53 data object (\(r.statusWord))")
                 }
                 chunk = Array(ddo.value.prefix(count - out.count))
             }
             guard r.statusWord == .success || r.statusWord == .endOfFileReached, !chunk.isEmpty else {
-                throw Type4Error(.readFailed, "READ BINARY at offset \(position) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
+                throw TagError(.readFailed, "READ BINARY at offset \(position) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
             }
             if chunk.count > count - out.count { chunk = Array(chunk.prefix(count - out.count)) }
             out += chunk
             position += chunk.count
             if r.statusWord == .endOfFileReached && out.count < count {
-                throw Type4Error(.lengthLies, "the NDEF file ended at byte \(position), before the \(count + offset) bytes its length promised")
+                throw TagError(.lengthLies, "the NDEF file ended at byte \(position), before the \(count + offset) bytes its length promised")
             }
         }
         return out
@@ -119,19 +119,19 @@ public final class Type4Tag {
     public func readNDEF() throws -> [UInt8] {
         let cc = capabilityContainer
         guard case .granted = cc.readAccess else {
-            throw Type4Error(.readOnly, "the tag does not allow reading its NDEF file (read access \(cc.readAccess))")
+            throw TagError(.readOnly, "the tag does not allow reading its NDEF file (read access \(cc.readAccess))")
         }
         try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
         let lf = cc.lengthFieldSize
         // NLEN and the first data in one READ BINARY.
         let first = try read(offset: 0, count: min(readChunk, cc.maxFileSize, Self.readLimit + lf))
-        guard first.count >= lf else { throw Type4Error(.readFailed, "the NDEF file is shorter than its length field") }
+        guard first.count >= lf else { throw TagError(.readFailed, "the NDEF file is shorter than its length field") }
         let nlen = first.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
         guard nlen <= cc.maxFileSize - lf else {
-            throw Type4Error(.lengthLies, "the tag claims a \(nlen)-byte message, but its NDEF file holds at most \(cc.maxFileSize - lf)")
+            throw TagError(.lengthLies, "the tag claims a \(nlen)-byte message, but its NDEF file holds at most \(cc.maxFileSize - lf)")
         }
         guard nlen <= Self.readLimit else {
-            throw Type4Error(.lengthLies, "the tag claims a \(nlen)-byte message, more than this tool reads (\(Self.readLimit))")
+            throw TagError(.lengthLies, "the tag claims a \(nlen)-byte message, more than this tool reads (\(Self.readLimit))")
         }
         var message = Array(first.dropFirst(lf).prefix(nlen))
         if message.count < nlen {
@@ -146,10 +146,10 @@ public final class Type4Tag {
     public func writeNDEF(_ message: [UInt8]) throws {
         let cc = capabilityContainer
         guard case .granted = cc.writeAccess else {
-            throw Type4Error(.readOnly, "the tag is read-only (write access \(cc.writeAccess))")
+            throw TagError(.readOnly, "the tag is read-only (write access \(cc.writeAccess))")
         }
         guard message.count <= cc.capacity else {
-            throw Type4Error(.tooLarge, "the message is \(message.count) bytes; the tag holds \(cc.capacity) (\(message.count - cc.capacity) bytes over)")
+            throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(cc.capacity) (\(message.count - cc.capacity) bytes over)")
         }
         try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
         let lf = cc.lengthFieldSize
@@ -168,7 +168,7 @@ public final class Type4Tag {
         try update(offset: 0, length, step: "write the length")
         let back = try readNDEF()
         guard back == message else {
-            throw Type4Error(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
+            throw TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
         }
     }
 
@@ -184,7 +184,7 @@ public final class Type4Tag {
         }
         let r = try transport.send(command)
         guard r.statusWord == .success else {
-            throw Type4Error(r.statusWord == .securityStatusNotSatisfied ? .readOnly : .writeFailed,
+            throw TagError(r.statusWord == .securityStatusNotSatisfied ? .readOnly : .writeFailed,
                              "the tag refused to \(step): \(r.statusWord) (\(r.statusWord.meaning.text))")
         }
     }
@@ -198,7 +198,7 @@ public final class Type4Tag {
         try Self.selectFile([0xE1, 0x03], transport: transport, v1: isVersion1, what: "capability container E103")
         let r = try transport.send(CommandAPDU(cla: 0, ins: 0xD6, p1: 0, p2: UInt8(cc.writeAccessOffset), data: [0xFF]))
         guard r.statusWord == .success else {
-            throw Type4Error(.lockFailed, "the tag refused to change its write access: \(r.statusWord) (\(r.statusWord.meaning.text))")
+            throw TagError(.lockFailed, "the tag refused to change its write access: \(r.statusWord) (\(r.statusWord.meaning.text))")
         }
         let reread = try read(offset: 0, count: cc.bytes.count)
         capabilityContainer = try Type4CapabilityContainer(bytes: reread)

@@ -95,19 +95,19 @@ struct Type4TagTests {
         let (tag, model, host, _) = setup({ $0.fileSize = 40 }, message: message(20))
         let before = model.fileContents
         let logBefore = host.log.count
-        #expect(throws: Type4Error.self) { try tag.writeNDEF(message(39)) }
-        do { try tag.writeNDEF(message(39)) } catch let e as Type4Error { #expect(e.message.contains("1 bytes over")) }
+        #expect(throws: TagError.self) { try tag.writeNDEF(message(39)) }
+        do { try tag.writeNDEF(message(39)) } catch let e as TagError { #expect(e.message.contains("1 bytes over")) }
         #expect(model.fileContents == before)
         #expect(host.log.count == logBefore)
         let (ro, _, _, _) = setup({ $0.writeAccess = 0xFF }, message: message(20))
         #expect(ro.status == .readOnly)
-        #expect(throws: Type4Error.self) { try ro.writeNDEF(message(10)) }
+        #expect(throws: TagError.self) { try ro.writeNDEF(message(10)) }
         let (prop, _, _, _) = setup({ $0.writeAccess = 0x80 }, message: message(20))
         #expect(prop.capabilityContainer.writeAccess == .proprietary(0x80))
         #expect(prop.status == .readOnly)
         let (noRead, _, _, _) = setup({ $0.readAccess = 0x81 }, message: message(20))
         #expect(noRead.status == .notSupported)
-        #expect(throws: Type4Error.self) { try noRead.readNDEF() }
+        #expect(throws: TagError.self) { try noRead.readNDEF() }
     }
 
     @Test("a CC longer than 15 bytes (proprietary TLVs) is fine")
@@ -123,20 +123,20 @@ struct Type4TagTests {
         c.fileSize = 64
         let nlenLies = Type4TagModel(configuration: c, fileContents: [0x7F, 0xFF, 0xD0, 0x00, 0x00])
         let t1 = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [nlenLies]))))
-        do { _ = try t1.readNDEF(); Issue.record("read a lying NLEN") } catch let e as Type4Error {
+        do { _ = try t1.readNDEF(); Issue.record("read a lying NLEN") } catch let e as TagError {
             #expect(e.kind == .lengthLies)
             #expect(e.message.contains("32767-byte message"))
         }
         c.announcedFileSize = 0xFFFE
         let ccLies = Type4TagModel(configuration: c, fileContents: [0x01, 0x00] + [UInt8](repeating: 0xAB, count: 62))
         let t2 = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [ccLies]))))
-        do { _ = try t2.readNDEF(); Issue.record("read past the real file") } catch let e as Type4Error {
+        do { _ = try t2.readNDEF(); Issue.record("read past the real file") } catch let e as TagError {
             #expect(e.kind == .lengthLies || e.kind == .readFailed, "\(e)")
         }
         var v = Type4TagModel.Configuration()
         v.version = 0x40
         let future = Type4TagModel(configuration: v)
-        do { _ = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [future])))) ; Issue.record("accepted 4.0") } catch let e as Type4Error {
+        do { _ = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [future])))) ; Issue.record("accepted 4.0") } catch let e as TagError {
             #expect(e.kind == .unsupportedVersion)
             #expect(e.message.contains("4.0"))
         }
@@ -168,15 +168,15 @@ struct Type4TagTests {
         #expect(try tag.makeReadOnly())
         #expect(tag.status == .readOnly)
         #expect(model.capabilityContainer[14] == 0xFF)
-        #expect(throws: Type4Error.self) { try tag.writeNDEF(message(10)) }
+        #expect(throws: TagError.self) { try tag.writeNDEF(message(10)) }
         let (stubborn, _, _, _) = setup({ $0.ccWritable = false }, message: message(20))
-        #expect(throws: Type4Error.self) { try stubborn.makeReadOnly() }
+        #expect(throws: TagError.self) { try stubborn.makeReadOnly() }
     }
 
     @Test("no NDEF application: a clear notNDEF error")
     func notNDEF() {
         let host = ApplicationHost(applications: [DemoApplication()])
-        do { _ = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: host))); Issue.record("detected") } catch let e as Type4Error {
+        do { _ = try Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: host))); Issue.record("detected") } catch let e as TagError {
             #expect(e.kind == .notNDEF)
         } catch { Issue.record("\(error)") }
     }

@@ -69,6 +69,12 @@ extension APDUCommand {
         @Flag(help: "Type 4: write access FF (read-only).")
         var readOnly = false
 
+        @Option(help: ArgumentHelp("Emulate a Type 2 tag behind a PC/SC reader: ntag213, ntag215, ntag216, ultralight, ultralight-c.", valueName: "chip"))
+        var type2: String?
+
+        @Option(help: ArgumentHelp("Type 2: load the memory image from this hex file and save every change back to it.", valueName: "file"))
+        var memory: String?
+
         func validate() throws {
             if port == 0 { throw ValidationError("--port must be 1-65535") }
             if card != "demo" && script == nil { throw ValidationError("unknown --card '\(card)'; known: demo") }
@@ -78,6 +84,10 @@ extension APDUCommand {
             if !(5...16_777_216).contains(fileSize) { throw ValidationError("--file-size must be 5-16777216") }
             if fileSize > 0xFFFE && mapping != "3.0" { throw ValidationError("--file-size above 65534 needs --mapping 3.0") }
             if save && ndef == nil { throw ValidationError("--save needs --ndef FILE") }
+            if let type2, Type2TagModel.Chip.all[type2] == nil {
+                throw ValidationError("unknown --type2 chip '\(type2)'; known: \(Type2TagModel.Chip.all.keys.sorted().joined(separator: ", "))")
+            }
+            if type2 != nil && type4 { throw ValidationError("--type2 and --type4 exclude each other") }
             if let n = removeAfter, n < 0 { throw ValidationError("--remove-after must be 0 or more") }
             if let d = delayMs, d < 0 || d > 600_000 { throw ValidationError("--delay-ms must be 0-600000") }
             if let garbage { do { _ = try Hex.decode(garbage, allowEmpty: true) } catch { throw ValidationError("--garbage: \(error)") } }
@@ -90,7 +100,21 @@ extension APDUCommand {
             try reportingFailures {
                 let model: any EmulatedCard
                 var description: String
-                if type4 {
+                if let type2, let chip = Type2TagModel.Chip.all[type2] {
+                    var image: [UInt8]?
+                    if let memory, FileManagerLite.exists(memory) {
+                        image = try readMessageFile(memory, option: "--memory")
+                    }
+                    let tag = Type2TagModel(chip: chip, memory: image)
+                    if let memory {
+                        tag.onChange = { bytes in
+                            let lines = stride(from: 0, to: bytes.count, by: 4).map { Hex.encode(bytes[$0..<min($0 + 4, bytes.count)], separator: " ") }
+                            try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
+                        }
+                    }
+                    model = tag
+                    description = "\(chip.name) (Type 2, \(chip.pages) pages)"
+                } else if type4 {
                     var c = Type4TagModel.Configuration()
                     c.version = mapping == "3.0" ? 0x30 : 0x20
                     c.mle = mle
@@ -154,4 +178,8 @@ func restoreTerminationSignals() {
         signal(sig, SIG_DFL)
     }
     pthread_sigmask(SIG_UNBLOCK, &set, nil)
+}
+
+enum FileManagerLite {
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 }

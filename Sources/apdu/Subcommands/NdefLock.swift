@@ -7,7 +7,7 @@ extension APDUCommand {
         static let configuration = CommandConfiguration(
             commandName: "ndef-lock",
             abstract: "Make a tag read-only for good (needs --yes).",
-            discussion: "Type 4: writes FF into the capability container's write-access byte, as Android does, then checks the tag refuses writes. This cannot be undone.")
+            discussion: "Type 4: writes FF into the capability container's write-access byte, as Android does. Type 2: CC write access 0F, the dynamic lock bits (per the lock control TLV or the default layout), then the static lock bytes. Then checks the tag refuses writes. This cannot be undone.")
 
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
@@ -23,21 +23,27 @@ extension APDUCommand {
                 }
                 let session = try TagSession.open(readerOptions, trace: traceOptions)
                 guard session.tag.status == .readWrite else {
-                    throw Failure(.unexpected, "the tag is already \(session.tag.status.rawValue) (write access \(session.tag.capabilityContainer.writeAccess))")
+                    throw Failure(.unexpected, "the tag is already \(session.tag.status.rawValue)")
                 }
-                let refusesWrites: Bool
+                var refusesWrites = false
+                var locked: [(String, JSON)] = []
                 do {
-                    refusesWrites = try session.card.withTransaction { try session.tag.makeReadOnly() }
-                } catch let e as Type4Error { throw e.failure }
+                    if let t4 = session.tag as? Type4Tag {
+                        refusesWrites = try session.card.withTransaction { try t4.makeReadOnly() }
+                        locked = [("writeAccess", .string(t4.capabilityContainer.writeAccess.description))]
+                    } else if let t2 = session.tag as? Type2Tag {
+                        let report = try session.card.withTransaction { try t2.makeReadOnly() }
+                        refusesWrites = report.refusesWrites
+                        locked = [("capabilityContainer", .bool(report.capabilityContainer)), ("staticLockBytes", .bool(report.staticLockBytes)),
+                                  ("dynamicLockBytes", .int(report.dynamicLockBytes))]
+                    }
+                } catch let e as TagError { throw e.failure }
                 try? session.card.disconnect()
                 if output.json {
-                    Terminal.print(JSON.object([
-                        ("reader", .string(session.reader)), ("tag", session.tagJSON),
-                        ("writeAccess", .string(session.tag.capabilityContainer.writeAccess.description)),
-                        ("refusesWrites", .bool(refusesWrites)),
-                    ]).serialized)
+                    Terminal.print(JSON.object([("reader", .string(session.reader)), ("tag", session.tagJSON)] + locked + [("refusesWrites", .bool(refusesWrites))]).serialized)
                 } else {
-                    Terminal.print("locked: write access is now \(session.tag.capabilityContainer.writeAccess); the tag \(refusesWrites ? "refuses writes" : "STILL ACCEPTS writes")")
+                    let what = locked.map { "\($0.0) \($0.1.serialized)" }.joined(separator: ", ")
+                    Terminal.print("locked (\(what)); the tag \(refusesWrites ? "refuses writes" : "STILL ACCEPTS writes")")
                 }
                 if !refusesWrites {
                     throw Failure(.unexpected, "the tag's CC says read-only, but it still accepted a write")

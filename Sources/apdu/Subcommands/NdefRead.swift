@@ -23,7 +23,7 @@ extension APDUCommand {
                 let message: [UInt8]
                 do {
                     message = try session.card.withTransaction { try session.tag.readNDEF() }
-                } catch let error as Type4Error { throw error.failure }
+                } catch let error as TagError { throw error.failure }
                 try? session.card.disconnect()
                 if raw {
                     Terminal.print(message.hexString)
@@ -37,7 +37,6 @@ extension APDUCommand {
 
 /// The ndef-read output, shared with `watch --ndef`.
 func ndefReadJSON(session: TagSession, message: [UInt8]) -> (JSON, NDEFMessage?, NDEFError?) {
-    let cc = session.tag.capabilityContainer
     var decoded: NDEFMessage?
     var decodeError: NDEFError?
     if !message.isEmpty {
@@ -45,7 +44,7 @@ func ndefReadJSON(session: TagSession, message: [UInt8]) -> (JSON, NDEFMessage?,
     }
     var members: [(String, JSON)] = [
         ("reader", .string(session.reader)), ("tag", session.tagJSON),
-        ("status", .string(session.tag.status.rawValue)), ("capacity", .int(cc.capacity)), ("length", .int(message.count)),
+        ("status", .string(session.tag.status.rawValue)), ("capacity", .int(session.tag.capacity)), ("length", .int(message.count)),
     ]
     if let decoded {
         members.append(("message", NDEFRender.messageJSON(decoded, bytes: message, strict: true)))
@@ -63,8 +62,7 @@ func render(session: TagSession, message: [UInt8], output: OutputOptions) throws
     if output.json {
         Terminal.print(json.serialized)
     } else {
-        let cc = session.tag.capabilityContainer
-        Terminal.print("\(Terminal.safe(session.reader)): Type 4 tag, mapping \(cc.versionString), \(session.tag.status.rawValue), \(message.count) of \(cc.capacity) bytes used")
+        Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription), \(session.tag.status.rawValue), \(message.count) of \(session.tag.capacity) bytes used")
         if message.isEmpty { Terminal.print("(empty: no NDEF message)") }
         if let decoded {
             for line in NDEFRender.lines(decoded, strict: true) { Terminal.print(line) }

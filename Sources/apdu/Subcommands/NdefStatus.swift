@@ -16,7 +16,8 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let session: TagSession
-                do { session = try TagSession.open(readerOptions, trace: traceOptions) } catch let f as Failure where f.message.hasPrefix("no NDEF application") {
+                do { session = try TagSession.open(readerOptions, trace: traceOptions) } catch let f as Failure where f.status == .unexpected {
+                    // No NDEF application, not formatted, or not an NFC Forum tag: Core NFC's notSupported.
                     if output.json {
                         Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(f.message))]).serialized)
                     } else {
@@ -25,27 +26,35 @@ extension APDUCommand {
                     return
                 }
                 let tag = session.tag
-                let cc = tag.capabilityContainer
-                var length: Int?
-                if case .granted = cc.readAccess {
-                    length = try? session.card.withTransaction { try tag.readNDEF().count }
-                }
+                let length = try? session.card.withTransaction { try tag.readNDEF().count }
                 try? session.card.disconnect()
                 let canLock = tag.status == .readWrite
+                var details: [(String, JSON)] = []
+                var lines: [String] = []
+                if let t4 = tag as? Type4Tag {
+                    let cc = t4.capabilityContainer
+                    details = [("readAccess", .string(cc.readAccess.description)), ("writeAccess", .string(cc.writeAccess.description)),
+                               ("mle", .int(cc.mle)), ("mlc", .int(cc.mlc)), ("fileID", .hex(cc.fileID)), ("maxFileSize", .int(cc.maxFileSize))]
+                    lines = ["  read access: \(cc.readAccess), write access: \(cc.writeAccess)",
+                             "  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes"]
+                } else if let t2 = tag as? Type2Tag {
+                    let cc = t2.capabilityContainer
+                    details = [("capabilityContainer", .hex(cc.bytes)), ("dataAreaSize", .int(cc.dataAreaSize)),
+                               ("staticLockBytes", .hex(t2.header[10...11]))]
+                    lines = ["  CC \(Hex.encode(cc.bytes, separator: " ")): data area \(cc.dataAreaSize) bytes, read access \(cc.readAccess), write access \(cc.writeAccess)",
+                             "  static lock bytes \(Hex.encode(t2.header[10...11], separator: " ")); chip: \(t2.chip.name) (from the \(t2.chip.evidence))"]
+                }
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(session.reader)), ("tag", session.tagJSON), ("status", .string(tag.status.rawValue)),
-                        ("capacity", .int(cc.capacity)), ("length", length.map(JSON.int) ?? .null),
-                        ("readAccess", .string(cc.readAccess.description)), ("writeAccess", .string(cc.writeAccess.description)),
-                        ("canMakeReadOnly", .bool(canLock)), ("mle", .int(cc.mle)), ("mlc", .int(cc.mlc)),
-                        ("fileID", .hex(cc.fileID)), ("maxFileSize", .int(cc.maxFileSize)),
-                    ]).serialized)
+                        ("capacity", .int(tag.capacity)), ("length", length.map(JSON.int) ?? .null),
+                        ("canMakeReadOnly", .bool(canLock)),
+                    ] + details).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(session.reader)): Type 4 tag, mapping \(cc.versionString)")
+                    Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription)")
                     Terminal.print("  status: \(tag.status.rawValue)")
-                    Terminal.print("  capacity: \(cc.capacity) bytes, message: \(length.map { "\($0) bytes" } ?? "unknown")")
-                    Terminal.print("  read access: \(cc.readAccess), write access: \(cc.writeAccess)")
-                    Terminal.print("  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes")
+                    Terminal.print("  capacity: \(tag.capacity) bytes, message: \(length.map { "\($0) bytes" } ?? "unreadable")")
+                    for line in lines { Terminal.print(line) }
                     Terminal.print("  can be made read-only: \(canLock ? "yes (apdu ndef-lock --yes)" : "no")")
                 }
             }

@@ -65,25 +65,24 @@ extension APDUCommand {
                 let bytes = try newMessage()
                 let session = try TagSession.open(readerOptions, trace: traceOptions)
                 let tag = session.tag
-                let cc = tag.capabilityContainer
                 // Refuse before touching anything when it cannot work.
-                guard case .granted = cc.writeAccess else {
-                    throw Failure(.unexpected, "the tag is read-only (write access \(cc.writeAccess)); nothing was written")
+                guard tag.status == .readWrite else {
+                    throw Failure(.unexpected, "the tag is \(tag.status.rawValue)\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
                 }
-                guard bytes.count <= cc.capacity else {
-                    throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(cc.capacity) (\(bytes.count - cc.capacity) bytes over); nothing was written")
+                guard bytes.count <= tag.capacity else {
+                    throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
                 }
                 var backup: String?
                 try session.card.withTransaction {
                     let old: [UInt8]
-                    do { old = try tag.readNDEF() } catch let e as Type4Error {
+                    do { old = try tag.readNDEF() } catch let e as TagError {
                         throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
                     }
-                    backup = try Backups.save(old, reader: session.reader, kind: "type4", uid: nil)
+                    backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
                     if !output.json { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
                     do {
                         try tag.writeNDEF(bytes)
-                    } catch let e as Type4Error {
+                    } catch let e as TagError {
                         throw Failure(e.failure.status, e.message + restoreHint(backup))
                     } catch let e as PCSCError {
                         throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
@@ -95,7 +94,7 @@ extension APDUCommand {
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(session.reader)), ("tag", session.tagJSON), ("written", .int(bytes.count)),
-                        ("capacity", .int(cc.capacity)), ("verified", .bool(true)), ("backup", .optional(backup)),
+                        ("capacity", .int(tag.capacity)), ("verified", .bool(true)), ("backup", .optional(backup)),
                     ]).serialized)
                 } else {
                     Terminal.print("wrote \(bytes.count) bytes to \(Terminal.safe(session.reader)) and read them back")

@@ -79,7 +79,7 @@ extension APDUCommand {
                     let message: String
                     switch error {
                     case let f as Failure: message = f.message
-                    case let e as Type4Error: message = e.message
+                    case let e as TagError: message = e.message
                     case let e as PCSCError: message = e.failure.message
                     default: message = "\(error)"
                     }

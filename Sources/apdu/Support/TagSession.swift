@@ -3,13 +3,14 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import Foundation
 
 /// A connected tag, detected, for the ndef-* commands.
 struct TagSession {
     let reader: String
     let card: Card
     let transport: APDUTransport
-    let tag: Type4Tag
+    let tag: any NDEFTag
     let atr: [UInt8]
 
     /// Chooses the reader, connects, and detects the tag. Detection failures become `Failure`s.
@@ -23,21 +24,38 @@ struct TagSession {
         let card = try context.connect(reader: reader)
         let atr = (try? card.status().atr) ?? []
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
+        // A PC/SC Part 3 storage-card ATR of the Ultralight family is a Type 2 tag; anything
+        // else may carry the Type 4 NDEF application.
+        if let storage = (try? ATR(bytes: atr))?.storageCard, !Type2Tag.isType2(atr: atr) {
+            throw Failure(.unexpected, "no NDEF support for this card: \(storage.name ?? "storage card \(String(format: "%04X", storage.cardName))") is not an NFC Forum Type 2 or Type 4 tag")
+        }
         do {
-            let tag = try Type4Tag.detect(transport)
+            let tag: any NDEFTag = Type2Tag.isType2(atr: atr)
+                ? try card.withTransaction { try Type2Tag.detect(transport) }
+                : try card.withTransaction { try Type4Tag.detect(transport) }
             return TagSession(reader: reader, card: card, transport: transport, tag: tag, atr: atr)
-        } catch let error as Type4Error {
+        } catch let error as TagError {
             throw error.failure
         }
     }
 
     var tagJSON: JSON {
-        let cc = tag.capabilityContainer
-        return .object([("kind", .string("type4")), ("uid", .null), ("version", .string(cc.versionString))])
+        var m: [(String, JSON)] = [("kind", .string(tag.kind)), ("uid", tag.uid.map { .hex($0) } ?? .null), ("version", .string(tag.mappingVersion))]
+        if let t2 = tag as? Type2Tag {
+            m.append(("chip", .string(t2.chip.name)))
+            m.append(("chipEvidence", .string(t2.chip.evidence)))
+        }
+        return .object(m)
+    }
+
+    /// "Type 4 tag, mapping 2.0" / "Type 2 tag NTAG213, CC 1.0".
+    var tagDescription: String {
+        if let t2 = tag as? Type2Tag { return "Type 2 tag (\(t2.chip.name)), mapping \(t2.mappingVersion)" + (t2.uid.map { ", UID \($0.hexString)" } ?? "") }
+        return "Type 4 tag, mapping \(tag.mappingVersion)"
     }
 }
 
-extension Type4Error {
+extension TagError {
     /// Exit codes: a tag that refuses is 1, a tag whose data lies is 65.
     var failure: Failure {
         switch kind {
