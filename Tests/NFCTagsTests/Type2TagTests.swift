@@ -1,0 +1,159 @@
+import ISO7816
+import NDEF
+import NFCTags
+import Testing
+import VirtualCard
+
+@Suite("Type 2 tag procedures")
+struct Type2TagTests {
+    func tag(_ chip: Type2TagModel.Chip, memory: [UInt8]? = nil) throws -> (Type2Tag, Type2TagModel, Locked<[Exchange]>) {
+        let model = Type2TagModel(chip: chip, memory: memory)
+        let seen = Locked([Exchange]())
+        let transport = APDUTransport(channel: EmulatedChannel(card: model)) { e in seen.withLock { $0.append(e) } }
+        return (try Type2Tag.detect(transport), model, seen)
+    }
+
+    func message(_ size: Int) -> [UInt8] {
+        let payloadLength = size - 6 < 256 ? size - 6 : size - 9
+        let m = try! NDEFMessage(records: [.mime("x/y", (0..<payloadLength).map { UInt8($0 % 251) })]).encoded()
+        precondition(m.count == size)
+        return m
+    }
+
+    @Test("capacity as the NFC Forum counts it", arguments: [
+        // Data areas per the factory CCs: 48, 144, 144, 496 (0x3E), 872 (0x6D); minus the lock
+        // control TLV (5) where there is one, minus the NDEF TLV header (2, or 4 past 254 bytes).
+        (Type2TagModel.Chip.ultralight, 46), (.ntag213, 137), (.ultralightC, 137), (.ntag215, 487), (.ntag216, 863),
+    ] as [(Type2TagModel.Chip, Int)])
+    func capacity(chip: Type2TagModel.Chip, expected: Int) throws {
+        let (t, _, _) = try tag(chip)
+        #expect(t.capacity == expected)
+        #expect(t.status == .readWrite)
+        #expect(try t.readNDEF().isEmpty)
+    }
+
+    @Test("the 48-byte static layout: a 46-byte message fills it exactly, no terminator")
+    func staticLayout() throws {
+        let (t, model, _) = try tag(.ultralight)
+        let m = message(46)
+        try t.writeNDEF(m)
+        #expect(Array(model.contents[16..<18]) == [0x03, 46])
+        #expect(Array(model.contents[18..<64]) == m)
+        #expect(throws: TagError.self) { try t.writeNDEF(self.message(47)) }
+    }
+
+    @Test("writes leave the bytes as the NFC Forum layouts expect: TLV, message, terminator")
+    func writeImage() throws {
+        let (t, model, seen) = try tag(.ntag213)
+        let before = model.contents
+        let m = message(30)
+        seen.withLock { $0 = [] }
+        try t.writeNDEF(m)
+        var expected = before
+        let tlv: [UInt8] = [0x03, UInt8(m.count)] + m + [0xFE]
+        for (i, b) in tlv.enumerated() { expected[21 + i] = b }
+        #expect(model.contents == expected)
+        // Power-loss-safe order: the page holding the length goes first (length 0) and last.
+        let writes = seen.current.filter { $0.command[1] == 0xD6 }
+        #expect(writes.first?.command[3] == 5)
+        #expect(writes.first?.command[6...7] == [0x03, 0x00])
+        #expect(writes.last?.command[3] == 5)
+        #expect(writes.last?.command[6...7] == [0x03, UInt8(m.count)])
+    }
+
+    @Test("3-byte TLV lengths for messages of 255 bytes and more")
+    func longLength() throws {
+        let (t, model, _) = try tag(.ntag215)
+        let m = message(400)
+        try t.writeNDEF(m)
+        #expect(Array(model.contents[21..<25]) == [0x03, 0xFF, 0x01, 0x90])
+        #expect(try t.readNDEF() == m)
+        let (again, _, _) = try tag(.ntag215, memory: model.contents)
+        #expect(try again.readNDEF() == m)
+    }
+
+    @Test("memory control TLV: reserved bytes inside the message are skipped on read and write")
+    func reservedBytes() throws {
+        var image = Type2TagModel(chip: .ntag213).contents
+        // Memory control TLV reserving 4 bytes at absolute address 32 (page 8), then an empty NDEF TLV.
+        // Position = PageAddr 8 × 2^2 + ByteOffset 0 = 32.
+        let tlvs: [UInt8] = [0x02, 0x03, 0x80, 0x04, 0x02, 0x03, 0x00, 0xFE]
+        for i in 16..<160 { image[i] = 0 }
+        for (i, b) in tlvs.enumerated() { image[16 + i] = b }
+        for i in 32..<36 { image[i] = 0xEE }
+        let (t, model, _) = try tag(.ntag213, memory: image)
+        #expect(t.capacity == 144 - 5 - 4 - 2)   // memory control TLV, reserved bytes, NDEF header
+        let m = message(40)
+        try t.writeNDEF(m)
+        #expect(Array(model.contents[32..<36]) == [0xEE, 0xEE, 0xEE, 0xEE])
+        #expect(try t.readNDEF() == m)
+        let (fresh, _, _) = try tag(.ntag213, memory: model.contents)
+        #expect(try fresh.readNDEF() == m)
+    }
+
+    @Test("read-only CC, unsupported version, unformatted, lying TLV lengths")
+    func refusals() throws {
+        var ro = Type2TagModel(chip: .ntag213).contents
+        ro[15] = 0x0F
+        let (t, _, _) = try tag(.ntag213, memory: ro)
+        #expect(t.status == .readOnly)
+        #expect(throws: TagError.self) { try t.writeNDEF(self.message(10)) }
+
+        var v2 = Type2TagModel(chip: .ntag213).contents
+        v2[13] = 0x20
+        do { _ = try tag(.ntag213, memory: v2); Issue.record("accepted 2.0") } catch let e as TagError {
+            #expect(e.kind == .unsupportedVersion)
+            #expect(e.message.contains("2.0"))
+        }
+        var blank = Type2TagModel(chip: .ntag213).contents
+        blank[12] = 0
+        do { _ = try tag(.ntag213, memory: blank); Issue.record("accepted a blank CC") } catch let e as TagError {
+            #expect(e.kind == .notNDEF)
+        }
+        var lying = Type2TagModel(chip: .ntag213).contents
+        for (i, b) in [UInt8](arrayLiteral: 0x03, 0xFF, 0x10, 0x00).enumerated() { lying[21 + i] = b }
+        do { _ = try tag(.ntag213, memory: lying); Issue.record("accepted a 4096-byte TLV") } catch let e as TagError {
+            #expect(e.kind == .lengthLies)
+        }
+        // A CC claiming 2040 bytes on a 64-byte tag: reads wrap like the chip's and stay bounded
+        // by the CC (at most 2 KiB); a write is refused (the wrapped "lock bytes" read as set) or
+        // fails cleanly at the first page past the real memory.
+        var bigCC = Type2TagModel(chip: .ultralight).contents
+        bigCC[14] = 0xFF
+        let (liar, _, _) = try tag(.ultralight, memory: bigCC)
+        #expect(liar.capacity == 2040 - 4)
+        do { try liar.writeNDEF(message(200)); Issue.record("wrote past the tag") } catch let e as TagError {
+            #expect(e.kind == .writeFailed || e.kind == .readOnly, "\(e)")
+        }
+    }
+
+    @Test("a full NTAG216 message is read in the minimum number of 16-byte reads")
+    func fullRead() throws {
+        let (t, model, _) = try tag(.ntag216)
+        let m = message(t.capacity)
+        try t.writeNDEF(m)
+        let seen = Locked([Exchange]())
+        let t2 = try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)) { e in seen.withLock { $0.append(e) } })
+        #expect(try t2.readNDEF() == m)
+        let reads = seen.current.filter { $0.command[1] == 0xB0 }.count
+        // Pages 0-3, then the data area up to the message end: 5 (lock TLV) + 4 (TLV header) + 863
+        // = 872 bytes, the whole CC data area; 888 bytes in 16-byte reads: 56.
+        let minimum = 1 + (5 + 4 + m.count + 15) / 16
+        #expect(minimum == 56)
+        #expect(reads == minimum)
+    }
+
+    @Test("lock: CC 0F, dynamic and static lock bits; writes refused afterwards")
+    func lock() throws {
+        let (t, model, _) = try tag(.ntag213)
+        try t.writeNDEF(message(20))
+        let report = try t.makeReadOnly()
+        #expect(report.refusesWrites && report.capabilityContainer && report.staticLockBytes)
+        #expect(report.dynamicLockBytes == 2)
+        #expect(model.contents[15] == 0x0F)
+        #expect(model.contents[10...11] == [0xFF, 0xFF])
+        #expect(model.contents[160...161] == [0xFF, 0x0F])
+        #expect(t.status == .readOnly)
+        #expect(try t.readNDEF() == message(20))
+    }
+}
