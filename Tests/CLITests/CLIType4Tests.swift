@@ -124,53 +124,58 @@ struct CLIType4Tests {
 
     @Test("a card pulled after each APDU of a write: old message, NLEN 0 with a restorable backup, or new — never anything else")
     func pulledDuringWrite() async throws {
-        let old = sampleMessage
         let new = try NDEFMessage(records: [.uri("https://example.org/" + String(repeating: "n", count: 60))]).encoded()
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulled-\(UUID())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let newFile = dir.appendingPathComponent("new.ndef")
-        try Data(new).write(to: newFile)
-        let env = ["XDG_STATE_HOME": dir.path]
-        var outcomes: [String: Int] = [:]
-        var index = 0
-        while true {
-            let (host, model) = type4Host({ $0.mlc = 24 }, message: old)
-            let status = try await withInsertedCard(host, faults: Faults(removeAfter: index)) { inserted in
-                let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", newFile.path], environment: env)
-                if w.status != 0 {
-                    #expect(w.status == 74, "pulled after \(index) APDUs: \(w.stderr)")
-                    #expect(w.stderr.contains("removed"), "\(w.stderr)")
-                }
-                return (w.status, w.stderr)
-            }
-            let now = model.message
-            if status.0 == 0 {
-                #expect(now == new)
-                outcomes["completed", default: 0] += 1
-                break
-            }
-            if now == old {
-                outcomes["old message", default: 0] += 1
-            } else if now.isEmpty {
-                outcomes["NLEN 0", default: 0] += 1
-                // The error names the backup; restoring it brings the old message back.
-                let hint = try #require(status.1.range(of: "--restore ").map { String(status.1[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
-                try await withInsertedCard(host) { inserted in
-                    let r = try runAPDU(["ndef-write", "-r", inserted.reader, "--restore", hint], environment: env)
-                    #expect(r.status == 0, "\(r.stderr)")
-                }
-                #expect(model.message == old)
-            } else if now == new {
-                outcomes["new message", default: 0] += 1
-            } else {
-                Issue.record("pulled after \(index) APDUs: the tag holds neither message: \(now.hexString)")
-            }
-            index += 1
-            if index > 60 { Issue.record("the write never completed"); break }
+        let outcomes = try await pullCardAfterEveryAPDU(old: sampleMessage, new: new) {
+            let (host, model) = type4Host({ $0.mlc = 24 }, message: sampleMessage)
+            return (host, { model.message })
         }
-        print("pulled-card cases for a Type 4 write: \(index + 1) (\(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))")
-        #expect(outcomes["NLEN 0", default: 0] > 0)
-        #expect(outcomes["old message", default: 0] > 0)
+        print("pulled-card cases for a Type 4 write: \(outcomes.values.reduce(0, +)) (\(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))")
     }
+}
+
+/// Writes `new` over `old` with the card pulled after 0, 1, 2 … APDUs until a write completes.
+/// After each cut the tag must hold the old message, an empty one (then the backup the error
+/// names must restore the old one), or the new one. Returns how often each happened.
+func pullCardAfterEveryAPDU(old: [UInt8], new: [UInt8], makeTag: () -> (any EmulatedCard, () -> [UInt8])) async throws -> [String: Int] {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulled-\(UUID())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let newFile = dir.appendingPathComponent("new.ndef")
+    try Data(new).write(to: newFile)
+    let env = ["XDG_STATE_HOME": dir.path]
+    var outcomes: [String: Int] = [:]
+    for index in 0...80 {
+        let (card, message) = makeTag()
+        let (status, stderr) = try await withInsertedCard(card, faults: Faults(removeAfter: index)) { inserted in
+            let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", newFile.path], environment: env)
+            return (w.status, w.stderr)
+        }
+        let now = message()
+        if status == 0 {
+            #expect(now == new)
+            outcomes["completed", default: 0] += 1
+            #expect(outcomes["NLEN 0", default: 0] > 0)
+            #expect(outcomes["old message", default: 0] > 0)
+            return outcomes
+        }
+        #expect(status == 74, "pulled after \(index) APDUs: \(stderr)")
+        #expect(stderr.contains("removed"), "\(stderr)")
+        if now == old {
+            outcomes["old message", default: 0] += 1
+        } else if now.isEmpty {
+            outcomes["NLEN 0", default: 0] += 1
+            let backup = try #require(stderr.range(of: "--restore ").map { String(stderr[$0.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines) })
+            try await withInsertedCard(card) { inserted in
+                let r = try runAPDU(["ndef-write", "-r", inserted.reader, "--restore", backup], environment: env)
+                #expect(r.status == 0, "\(r.stderr)")
+            }
+            #expect(message() == old)
+        } else if now == new {
+            outcomes["new message", default: 0] += 1
+        } else {
+            Issue.record("pulled after \(index) APDUs: the tag holds neither message: \(now.hexString)")
+        }
+    }
+    Issue.record("the write never completed")
+    return outcomes
 }

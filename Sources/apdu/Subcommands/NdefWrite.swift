@@ -67,7 +67,7 @@ extension APDUCommand {
                 let tag = session.tag
                 // Refuse before touching anything when it cannot work.
                 guard tag.status == .readWrite else {
-                    throw Failure(.unexpected, "the tag is \(tag.status.rawValue)\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
+                    throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
                 }
                 guard bytes.count <= tag.capacity else {
                     throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
