@@ -94,6 +94,22 @@ func benchType4(reader: String, rounds: Int) throws -> Never {
     exit(0)
 }
 
+/// `apdu-bench type2 READER`: reads the tag's NDEF message once, counting READ BINARY.
+/// Prints "reads data_area_bytes message_bytes".
+func benchType2(reader: String) throws -> Never {
+    let card = try Context().connect(reader: reader)
+    var reads = 0
+    let transport = APDUTransport(channel: BenchChannel(card: card)) { e in if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 } }
+    let tag = try Type2Tag.detect(transport)
+    let message = try tag.readNDEF()
+    print("\(reads) \(tag.capabilityContainer.dataAreaSize) \(message.count)")
+    exit(0)
+}
+
+if arguments.count == 3, arguments[1] == "type2" {
+    do { try benchType2(reader: arguments[2]) } catch { print("\(error)"); exit(74) }
+}
+
 if arguments.count == 4, arguments[1] == "type4", let rounds = Int(arguments[3]) {
     do { try benchType4(reader: arguments[2], rounds: rounds) } catch { print("\(error)"); exit(74) }
 }
