@@ -286,11 +286,12 @@ public final class Type2Tag: NDEFTag {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(capacity) (\(message.count - capacity) bytes over)")
         }
         guard let start = tlv.ndefTLVPosition else { throw TagError(.notNDEF, "no NDEF TLV") }
-        try ensureRead(dataArea)
         let lengthSize = message.count >= 0xFF ? 3 : 1
         let headerCount = 1 + lengthSize
         let terminator = tlv.availableBytes(from: start) > headerCount + message.count ? 1 : 0
         let positions = tlv.positions(from: start, count: headerCount + message.count + terminator)
+        // Pages are written whole: read the ones the new bytes touch (and nothing else).
+        try ensureRead((positions.first! / 4 * 4)..<((positions.last! / 4 + 1) * 4))
         let zeroHeader: [UInt8] = lengthSize == 1 ? [0x03, 0x00] : [0x03, 0xFF, 0x00, 0x00]
         let realHeader: [UInt8] = lengthSize == 1 ? [0x03, UInt8(message.count)] : [0x03, 0xFF, UInt8(message.count >> 8), UInt8(message.count & 0xFF)]
         var target = image

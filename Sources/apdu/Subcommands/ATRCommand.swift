@@ -32,10 +32,10 @@ extension APDUCommand {
                 if let hex {
                     atr = try ATR(hex: hex)
                 } else {
-                    let context = try Context()
-                    let chosen = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                    let selection = try ReaderSelection()
+                    let chosen = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
                     var states = [ReaderState(reader: chosen)]
-                    try context.statusChange(&states, timeout: .zero)
+                    try selection.context.statusChange(&states, timeout: .zero)
                     do { atr = try ATR(bytes: states[0].atr) } catch {
                         throw Failure(.badData, "the card's ATR \(states[0].atr.hexString) is malformed: \(error)")
                     }

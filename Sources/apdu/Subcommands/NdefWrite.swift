@@ -4,6 +4,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import VirtualCard
 
 extension APDUCommand {
     struct NdefWrite: ParsableCommand {
@@ -33,6 +34,8 @@ extension APDUCommand {
         var items: [String] = []
 
         func validate() throws {
+            if allReaders && readerOptions.reader != nil { throw ValidationError("--all-readers and --reader exclude each other") }
+            if allReaders && restore != nil { throw ValidationError("--restore puts one tag's backup back: use --reader, not --all-readers") }
             let sources = [message != nil, restore != nil, !items.isEmpty].filter { $0 }.count
             if sources == 0 { throw ValidationError("say what to write: record options (--uri …), --message FILE or --restore BACKUP") }
             if sources > 1 { throw ValidationError("give record options, --message or --restore, not several") }
@@ -60,46 +63,118 @@ extension APDUCommand {
             do { return try NDEFMessage(records: records).encoded() } catch { throw Failure(.badData, "\(error)") }
         }
 
+        @Flag(help: "Write to the tag in every reader that has one, in parallel; one result line per reader.")
+        var allReaders = false
+
+        struct Outcome {
+            var reader: String
+            var tagJSON: JSON
+            var written: Int
+            var capacity: Int
+            var backup: String?
+        }
+
         func run() throws {
             try reportingFailures {
                 let bytes = try newMessage()
-                let session = try TagSession.open(readerOptions, trace: traceOptions)
-                let tag = session.tag
-                // Refuse before touching anything when it cannot work.
-                guard tag.status == .readWrite else {
-                    throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
-                }
-                guard bytes.count <= tag.capacity else {
-                    throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
-                }
-                var backup: String?
-                try session.card.withTransaction {
-                    let old: [UInt8]
-                    do { old = try tag.readNDEF() } catch let e as TagError {
-                        throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
-                    }
-                    backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
-                    if !output.json { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
-                    do {
-                        try tag.writeNDEF(bytes)
-                    } catch let e as TagError {
-                        throw Failure(e.failure.status, e.message + restoreHint(backup))
-                    } catch let e as PCSCError {
-                        throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
-                    } catch let e as TransmitError {
-                        throw Failure(.ioError, "\(e) during the write" + restoreHint(backup))
-                    }
-                }
-                try? session.card.disconnect()
+                if allReaders { return try writeAll(bytes) }
+                let outcome = try write(bytes, reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, announceBackup: !output.json)
                 if output.json {
-                    Terminal.print(JSON.object([
-                        ("reader", .string(session.reader)), ("tag", session.tagJSON), ("written", .int(bytes.count)),
-                        ("capacity", .int(tag.capacity)), ("verified", .bool(true)), ("backup", .optional(backup)),
-                    ]).serialized)
+                    Terminal.print(json(outcome).serialized)
                 } else {
-                    Terminal.print("wrote \(bytes.count) bytes to \(Terminal.safe(session.reader)) and read them back")
+                    Terminal.print("wrote \(bytes.count) bytes to \(Terminal.safe(outcome.reader)) and read them back")
                 }
             }
+        }
+
+        func json(_ o: Outcome) -> JSON {
+            .object([
+                ("reader", .string(o.reader)), ("tag", o.tagJSON), ("written", .int(o.written)),
+                ("capacity", .int(o.capacity)), ("verified", .bool(true)), ("backup", .optional(o.backup)),
+            ])
+        }
+
+        /// Every reader with a card, written in parallel (one thread and PC/SC context each).
+        func writeAll(_ bytes: [UInt8]) throws {
+            let context = try Context()
+            let names = try context.readers()
+            var states = names.map { ReaderState(reader: $0) }
+            if !states.isEmpty { try context.statusChange(&states, timeout: .zero) }
+            let targets = states.filter { $0.eventState.contains(.present) && !$0.eventState.contains(.mute) }.map(\.reader)
+            guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
+            let results = Locked([String: Result<Outcome, Failure>]())
+            let threads = targets.map { reader in
+                Thread {
+                    let r: Result<Outcome, Failure>
+                    do {
+                        r = .success(try write(bytes, reader: reader, wait: nil, announceBackup: false))
+                    } catch let f as Failure {
+                        r = .failure(f)
+                    } catch let e as PCSCError {
+                        r = .failure(e.failure)
+                    } catch {
+                        r = .failure(Failure(.ioError, "\(error)"))
+                    }
+                    results.withLock { $0[reader] = r }
+                }
+            }
+            threads.forEach { $0.start() }
+            while results.current.count < targets.count { usleep(2_000) }
+            var firstFailure: Failure?
+            for reader in targets {
+                switch results.current[reader]! {
+                case let .success(o):
+                    if output.json {
+                        guard case var .object(m) = json(o) else { continue }
+                        m.append(("ok", .bool(true)))
+                        Terminal.print(JSON.object(m).serialized)
+                    } else {
+                        Terminal.print("\(Terminal.safe(reader)): wrote \(o.written) bytes and read them back; backup \(o.backup ?? "-")")
+                    }
+                case let .failure(f):
+                    firstFailure = firstFailure ?? f
+                    if output.json {
+                        Terminal.print(JSON.object([("reader", .string(reader)), ("ok", .bool(false)), ("error", .string(f.message)), ("exitCode", .int(Int(f.status.rawValue)))]).serialized)
+                    } else {
+                        Terminal.print("\(Terminal.safe(reader)): FAILED: \(Terminal.safe(f.message))")
+                    }
+                }
+            }
+            if let firstFailure {
+                throw Failure(firstFailure.status, "\(results.current.values.filter { if case .failure = $0 { return true } else { return false } }.count) of \(targets.count) writes failed")
+            }
+        }
+
+        func write(_ bytes: [UInt8], reader: String?, wait: Duration?, announceBackup: Bool) throws -> Outcome {
+            let session = try TagSession.open(reader: reader, wait: wait, trace: traceOptions)
+            let tag = session.tag
+            // Refuse before touching anything when it cannot work.
+            guard tag.status == .readWrite else {
+                throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
+            }
+            guard bytes.count <= tag.capacity else {
+                throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
+            }
+            var backup: String?
+            try session.card.withTransaction {
+                let old: [UInt8]
+                do { old = try tag.readNDEF() } catch let e as TagError {
+                    throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
+                }
+                backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
+                if announceBackup { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
+                do {
+                    try tag.writeNDEF(bytes)
+                } catch let e as TagError {
+                    throw Failure(e.failure.status, e.message + restoreHint(backup))
+                } catch let e as PCSCError {
+                    throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
+                } catch let e as TransmitError {
+                    throw Failure(.ioError, "\(e) during the write" + restoreHint(backup))
+                }
+            }
+            try? session.card.disconnect()
+            return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: backup)
         }
 
         func restoreHint(_ backup: String?) -> String {

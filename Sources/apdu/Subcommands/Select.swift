@@ -34,9 +34,9 @@ extension APDUCommand {
                 if let policy, policy.refusal(for: command) != nil {
                     throw Failure(.refused, "SELECT of AID \(aidBytes.hexString) refused: not in the allowlist")
                 }
-                let context = try Context()
-                let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try context.connect(reader: reader)
+                let selection = try ReaderSelection()
+                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                let card = try selection.context.connect(reader: reader)
                 let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: policy, observer: traceOptions.observer)
                 let response = try transport.send(command)
                 try? card.disconnect()

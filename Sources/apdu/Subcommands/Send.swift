@@ -48,9 +48,9 @@ extension APDUCommand {
                         }
                     }
                 }
-                let context = try Context()
-                let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try context.connect(reader: reader)
+                let selection = try ReaderSelection()
+                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                let card = try selection.context.connect(reader: reader)
                 let transport = APDUTransport(
                     channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                     selectPolicy: policy, observer: traceOptions.observer)

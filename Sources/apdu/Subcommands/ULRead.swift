@@ -30,9 +30,9 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let context = try Context()
-                let reader = try ReaderSelection(context: context).chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try context.connect(reader: reader)
+                let selection = try ReaderSelection()
+                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                let card = try selection.context.connect(reader: reader)
                 let atr = (try? card.status().atr) ?? []
                 guard Type2Tag.isType2(atr: atr) else {
                     throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")

@@ -1,8 +1,28 @@
+import Foundation
 import PCSC
 
-/// Picks the reader a command works on (docs/cli.md, "Choosing a reader").
-struct ReaderSelection {
-    let context: Context
+/// Picks the reader a command works on (docs/cli.md, "Choosing a reader"). Connect through
+/// `context` afterwards: a wait that outlived a pcscd restart has a new one.
+final class ReaderSelection {
+    private(set) var context: Context
+
+    init() throws {
+        context = try Context()
+    }
+
+    /// pcscd went away during a wait: reconnect until `deadline`, or give up with 69.
+    private func renewContext(until deadline: ContinuousClock.Instant, after error: PCSCError) throws {
+        while ContinuousClock.now < deadline {
+            usleep(200_000)
+            if let fresh = try? Context() {
+                context = fresh
+                return
+            }
+        }
+        throw Failure(.unavailable, "pcscd stopped while waiting for a card (\(error.constantName ?? "\(error)")) and did not come back in time")
+    }
+
+    static let serviceLost: Set<PCSCError> = [.noService, .serviceStopped, .commError, .invalidHandle, .unknownError, .noReadersAvailable, .unknownReader]
 
     /// The reader to use, with its card present (waiting up to `wait` for one).
     func chooseReaderWithCard(_ requested: String?, wait: Duration?) throws -> String {
@@ -72,8 +92,22 @@ struct ReaderSelection {
         let deadline = ContinuousClock.now + wait
         while ContinuousClock.now < deadline {
             states[0].acknowledge()
-            let changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
+            let changed: Bool
+            do {
+                changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
+            } catch {
+                guard Self.serviceLost.contains(error) else { throw error }
+                try renewContext(until: deadline, after: error)
+                states = [ReaderState(reader: reader)]
+                continue
+            }
             if isReady(states[0].eventState) { return }
+            if states[0].eventState.contains(.unknown) {
+                // The reader vanished (pcscd restarting): wait for it to come back.
+                usleep(200_000)
+                states = [ReaderState(reader: reader)]
+                continue
+            }
             if !changed { break }
         }
         throw Failure(.unavailable, "no card presented in '\(reader)' within \(format(wait))")

@@ -18,10 +18,29 @@ struct TagSession {
         try open(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace)
     }
 
+    /// With a wait, a pcscd that goes away (restart, crash) is waited out until the deadline:
+    /// the whole open starts over on a fresh context. Without one, it fails at once (69).
     static func open(reader requested: String?, wait: Duration?, trace: TraceOptions) throws -> TagSession {
-        let context = try Context()
-        let reader = try ReaderSelection(context: context).chooseReaderWithCard(requested, wait: wait)
-        let card = try context.connect(reader: reader)
+        let deadline = ContinuousClock.now + (wait ?? .zero)
+        while true {
+            do {
+                return try openOnce(reader: requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) }, trace: trace)
+            } catch let error as PCSCError {
+                guard wait != nil, retryable.contains(error) else { throw error }
+                guard ContinuousClock.now < deadline else {
+                    throw Failure(.unavailable, "pcscd or the card went away while waiting (\(error.constantName ?? "\(error)")) and did not come back in time")
+                }
+                usleep(300_000)
+            }
+        }
+    }
+
+    static let retryable: Set<PCSCError> = ReaderSelection.serviceLost.union([PCSCError.removedCard, PCSCError.resetCard, PCSCError.noSmartcard])
+
+    static func openOnce(reader requested: String?, wait: Duration?, trace: TraceOptions) throws -> TagSession {
+        let selection = try ReaderSelection()
+        let reader = try selection.chooseReaderWithCard(requested, wait: wait)
+        let card = try selection.context.connect(reader: reader)
         let atr = (try? card.status().atr) ?? []
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
         // A PC/SC Part 3 storage-card ATR of the Ultralight family is a Type 2 tag; anything
