@@ -1,0 +1,33 @@
+// libFuzzer target: the tag parsers that read what a tag says about itself — the Type 4
+// capability container and the Type 2 capability container and TLV area — and whole Type 4 / Type 2
+// reads against emulated tags whose memory is the fuzz input (lying CCs, NLENs, TLV lengths).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 0 else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    switch data[0] % 4 {
+    case 0:
+        _ = try? Type4CapabilityContainer(bytes: bytes)
+    case 1:
+        var image = [UInt8](repeating: 0, count: 16) + bytes
+        if image.count < 64 { image += [UInt8](repeating: 0, count: 64 - image.count) }
+        _ = try? Type2TLVArea(memory: image, dataArea: 16..<min(image.count, 16 + 2040))
+    case 2:
+        // A whole Type 2 read of a fuzzed memory image (CC in bytes 12-15).
+        let model = Type2TagModel(chip: .ntag216, memory: bytes)
+        if let tag = try? Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model))) {
+            _ = tag.status
+            _ = try? tag.readNDEF()
+        }
+    default:
+        // A whole Type 4 read of a fuzzed NDEF file behind a fixed, valid CC.
+        var c = Type4TagModel.Configuration()
+        c.fileSize = 1024
+        c.mle = 64
+        let model = Type4TagModel(configuration: c, fileContents: bytes)
+        if let tag = try? Type4Tag.detect(APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model])))) {
+            _ = try? tag.readNDEF()
+        }
+    }
+    return 0
+}
