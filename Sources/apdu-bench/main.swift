@@ -94,6 +94,65 @@ func benchType4(reader: String, rounds: Int) throws -> Never {
     exit(0)
 }
 
+/// Resident set size now and at peak (kB), and open file descriptors, from /proc/self.
+func processFigures() -> (rss: Int, peak: Int, fds: Int) {
+    var rss = 0, peak = 0
+    if let f = fopen("/proc/self/status", "r") {
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, f) != nil {
+            let s = String(cString: line)
+            let value = Int(s.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+            if s.hasPrefix("VmRSS:") { rss = value }
+            if s.hasPrefix("VmHWM:") { peak = value }
+        }
+        fclose(f)
+    }
+    var fds = 0
+    if let d = opendir("/proc/self/fd") {
+        while readdir(d) != nil { fds += 1 }
+        closedir(d)
+    }
+    return (rss, peak, fds - 3)  // minus ".", ".." and the directory itself
+}
+
+/// `apdu-bench soak READER APDUS CYCLES`: APDUS transmits on one connection, then CYCLES of
+/// connect/transmit/disconnect (each with its own context), reporting memory and fds as it goes.
+func soak(reader: String, apdus: Int, cycles: Int) throws -> Never {
+    let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x06, 0xF0, 0x61, 0x70, 0x64, 0x75, 0x01, 0x00]
+    let echo: [UInt8] = [0x00, 0xEE, 0x00, 0x00, 0x04, 0xDE, 0xAD, 0xBE, 0xEF]
+    func report(_ label: String) {
+        let f = processFigures()
+        print("  \(label): RSS \(f.rss) kB, peak \(f.peak) kB, open fds \(f.fds)")
+    }
+    report("start")
+    do {
+        let card = try Context().connect(reader: reader)
+        _ = try card.transmit(select)
+        for i in 1...apdus {
+            let r = try card.transmit(echo)
+            if r.count != 6 { print("bad answer at \(i)"); exit(74) }
+            if i == 1_000 { report("after 1,000 APDUs (warm)") }
+            if i % (apdus / 4) == 0 { report("after \(i) APDUs") }
+        }
+        try card.disconnect()
+    }
+    report("after the APDU soak")
+    for i in 1...cycles {
+        let context = try Context()
+        let card = try context.connect(reader: reader)
+        _ = try card.transmit(select)
+        try card.disconnect()
+        try context.release()
+        if i == 100 { report("after 100 cycles (warm)") }
+        if i % (cycles / 4) == 0 { report("after \(i) connect/transmit/disconnect cycles") }
+    }
+    exit(0)
+}
+
+if arguments.count == 5, arguments[1] == "soak", let n = Int(arguments[3]), let c = Int(arguments[4]), n >= 4000, c >= 400 {
+    do { try soak(reader: arguments[2], apdus: n, cycles: c) } catch { print("\(error)"); exit(74) }
+}
+
 /// `apdu-bench type2 READER`: reads the tag's NDEF message once, counting READ BINARY.
 /// Prints "reads data_area_bytes message_bytes".
 func benchType2(reader: String) throws -> Never {
