@@ -16,6 +16,6 @@ public protocol NDEFTag: AnyObject {
 extension Type4Tag: NDEFTag {
     public var kind: String { "type4" }
     public var mappingVersion: String { capabilityContainer.versionString }
-    public var uid: [UInt8]? { nil }
+    public var uid: [UInt8]? { readerUID }
     public var capacity: Int { capabilityContainer.capacity }
 }

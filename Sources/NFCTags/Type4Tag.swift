@@ -15,11 +15,32 @@ public final class Type4Tag {
     public private(set) var capabilityContainer: Type4CapabilityContainer
     /// Whether the tag answered the mapping 1.0 AID (its files are selected with P2 00).
     public let isVersion1: Bool
+    /// The UID the contactless reader reports (GET DATA `FF CA`), when it is one.
+    public internal(set) var readerUID: [UInt8]?
 
     init(transport: APDUTransport, capabilityContainer: Type4CapabilityContainer, isVersion1: Bool) {
         self.transport = transport
         self.capabilityContainer = capabilityContainer
         self.isVersion1 = isVersion1
+    }
+
+    /// Whether an ATR is the one a PC/SC contactless reader builds for an ISO 14443-4 card
+    /// (PC/SC Part 3: 3B 8n 80 01 …), so that `FF CA` goes to the reader, not to a contact card.
+    public static func isContactless(atr: [UInt8]) -> Bool {
+        atr.count >= 5 && atr[0] == 0x3B && atr[1] & 0xF0 == 0x80 && atr[2] == 0x80 && atr[3] == 0x01
+    }
+
+    /// Selects the NDEF application and reads the CC. Throws `.notNDEF` when there is none.
+    /// With a contactless ATR, the reader is also asked for the UID first.
+    public static func detect(_ transport: APDUTransport, atr: [UInt8]) throws -> Type4Tag {
+        var uid: [UInt8]?
+        if isContactless(atr: atr) {
+            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256))
+            if r.statusWord == .success, (4...10).contains(r.data.count) { uid = r.data }
+        }
+        let tag = try detect(transport)
+        tag.readerUID = uid
+        return tag
     }
 
     /// Selects the NDEF application and reads the CC. Throws `.notNDEF` when there is none.

@@ -50,6 +50,9 @@ public final class ApplicationHost: EmulatedCard, @unchecked Sendable {
     public let atr: [UInt8]
     public let applications: [any CardApplication]
     public let behaviour: HostBehaviour
+    /// When set, the card sits behind a contactless PC/SC reader that answers GET DATA
+    /// `FF CA 00 00` with this UID (PC/SC Part 3), as an NFC tag's reader does.
+    public let uid: [UInt8]?
 
     struct Session {
         var selected: (any CardApplication)?
@@ -62,10 +65,11 @@ public final class ApplicationHost: EmulatedCard, @unchecked Sendable {
     }
     private let session = Locked(Session())
 
-    public init(atr: [UInt8] = ApplicationHost.defaultATR, applications: [any CardApplication], behaviour: HostBehaviour = HostBehaviour()) {
+    public init(atr: [UInt8] = ApplicationHost.defaultATR, applications: [any CardApplication], behaviour: HostBehaviour = HostBehaviour(), uid: [UInt8]? = nil) {
         self.atr = atr
         self.applications = applications
         self.behaviour = behaviour
+        self.uid = uid
     }
 
     /// Every APDU the card received, in order: proof of what did (or did not) reach the card.
@@ -89,6 +93,13 @@ public final class ApplicationHost: EmulatedCard, @unchecked Sendable {
 
     private func respond(_ raw: [UInt8], _ s: inout Session) -> ResponseAPDU {
         guard var command = try? CommandAPDU(bytes: raw) else { return ResponseAPDU(statusWord: .wrongLength) }
+        if command.cla == 0xFF {
+            // CLA FF is invalid for cards (ISO 7816-4 §5.4.1); readers use it for their own
+            // pseudo-APDUs, such as GET DATA for the UID.
+            guard let uid, command.ins == 0xCA, command.p1 == 0, command.p2 == 0 else { return ResponseAPDU(statusWord: .claNotSupported) }
+            if let ne = command.ne, ne != 256, ne != uid.count { return ResponseAPDU(statusWord: StatusWord(0x6C, UInt8(uid.count))) }
+            return ResponseAPDU(data: uid, statusWord: .success)
+        }
 
         // GET RESPONSE serves pending data; an interindustry C0 with nothing pending is refused
         // there too. Any other command discards what was pending.

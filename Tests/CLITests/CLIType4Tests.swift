@@ -9,7 +9,7 @@ func type4Host(_ configure: (inout Type4TagModel.Configuration) -> Void = { _ in
     var c = Type4TagModel.Configuration()
     configure(&c)
     let model = Type4TagModel(configuration: c, message: message)
-    return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [model]), model)
+    return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [model], uid: [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66]), model)
 }
 
 let sampleMessage = try! NDEFMessage(records: [.uri("https://example.com/tag"), .mime("application/json", Array("{\"n\":1}".utf8))]).encoded()
@@ -27,6 +27,8 @@ struct CLIType4Tests {
             #expect(doc["capacity"] as? Int == 2046)
             #expect(doc["length"] as? Int == sampleMessage.count)
             #expect((doc["tag"] as? [String: Any])?["kind"] as? String == "type4")
+            // The contactless reader's GET DATA gives the UID.
+            #expect((doc["tag"] as? [String: Any])?["uid"] as? String == "04112233445566")
             let message = try #require(doc["message"] as? [String: Any])
             #expect(message["hex"] as? String == sampleMessage.hexString)
             #expect((message["records"] as? [[String: Any]])?.first?["uri"] as? String == "https://example.com/tag")

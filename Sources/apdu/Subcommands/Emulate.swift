@@ -135,7 +135,8 @@ extension APDUCommand {
                     behaviour.usesGetResponse = getResponse
                     behaviour.requiresGetResponseCLA = strictGetResponseCla
                     behaviour.answersWrongLe = wrongLe
-                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], behaviour: behaviour)
+                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], behaviour: behaviour,
+                                            uid: [0x04, 0x52, 0x1A, 0xB2, 0x6F, 0x61, 0x80])
                     description = "Type 4 tag (mapping \(mapping), \(message.count)-byte message, MLe \(mle), MLc \(mlc))"
                 } else if let script {
                     let text: String

@@ -51,7 +51,7 @@ struct TagSession {
         do {
             let tag: any NDEFTag = Type2Tag.isType2(atr: atr)
                 ? try card.withTransaction { try Type2Tag.detect(transport) }
-                : try card.withTransaction { try Type4Tag.detect(transport) }
+                : try card.withTransaction { try Type4Tag.detect(transport, atr: atr) }
             return TagSession(reader: reader, card: card, transport: transport, tag: tag, atr: atr)
         } catch let error as TagError {
             throw error.failure
