@@ -103,8 +103,10 @@ extension APDUCommand {
             let targets = states.filter { $0.eventState.contains(.present) && !$0.eventState.contains(.mute) }.map(\.reader)
             guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
             let results = Locked([String: Result<Outcome, Failure>]())
+            let done = DispatchSemaphore(value: 0)
             let threads = targets.map { reader in
                 Thread {
+                    defer { done.signal() }
                     let r: Result<Outcome, Failure>
                     do {
                         r = .success(try write(bytes, reader: reader, wait: nil, announceBackup: false))
@@ -119,7 +121,7 @@ extension APDUCommand {
                 }
             }
             threads.forEach { $0.start() }
-            while results.current.count < targets.count { usleep(2_000) }
+            for _ in targets { done.wait() }
             var firstFailure: Failure?
             for reader in targets {
                 switch results.current[reader]! {
