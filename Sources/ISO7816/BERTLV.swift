@@ -74,6 +74,16 @@ public enum BERTLV {
         return result
     }
 
+    /// The BER length field for `length` (short form below 128, then 81 xx, 82 xx xx, 83 xx xx xx).
+    public static func encodeLength(_ length: Int) -> [UInt8] {
+        switch length {
+        case ..<0x80: return [UInt8(length)]
+        case ..<0x100: return [0x81, UInt8(length)]
+        case ..<0x10000: return [0x82, UInt8(length >> 8), UInt8(length & 0xFF)]
+        default: return [0x83, UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        }
+    }
+
     /// Names of common interindustry and EMV tags, for trees people read.
     public static let tagNames: [String: String] = [
         "6F": "FCI template", "62": "FCP template", "64": "FMD template", "84": "DF name (AID)",

@@ -198,10 +198,9 @@ public final class Type4Tag {
         if offset + data.count - 1 <= 0x7FFF {
             command = CommandAPDU(cla: 0, ins: 0xD6, p1: UInt8(offset >> 8), p2: UInt8(offset & 0xFF), data: data)
         } else {
-            let l = data.count
-            let length: [UInt8] = l < 0x80 ? [UInt8(l)] : l < 0x100 ? [0x81, UInt8(l)] : [0x82, UInt8(l >> 8), UInt8(l & 0xFF)]
             command = CommandAPDU(cla: 0, ins: 0xD7, p1: 0, p2: 0,
-                                  data: [0x54, 0x03, UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF), 0x53] + length + data)
+                                  data: [0x54, 0x03, UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF), 0x53]
+                                      + BERTLV.encodeLength(data.count) + data)
         }
         let r = try transport.send(command)
         guard r.statusWord == .success else {

@@ -155,9 +155,7 @@ public final class Type4TagModel: CardApplication, @unchecked Sendable {
             let end = min(contents.count, offset + ne)
             let data = Array(contents[offset..<end])
             if command.ins == 0xB1 {
-                let l = data.count
-                let length: [UInt8] = l < 0x80 ? [UInt8(l)] : l < 0x100 ? [0x81, UInt8(l)] : [0x82, UInt8(l >> 8), UInt8(l & 0xFF)]
-                return ResponseAPDU(data: [0x53] + length + data, statusWord: end - offset < ne ? .endOfFileReached : .success)
+                return ResponseAPDU(data: [0x53] + BERTLV.encodeLength(data.count) + data, statusWord: end - offset < ne ? .endOfFileReached : .success)
             }
             return ResponseAPDU(data: data, statusWord: end - offset < ne && data.isEmpty ? .wrongP1P2 : .success)
         }

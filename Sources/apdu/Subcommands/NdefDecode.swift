@@ -33,21 +33,8 @@ extension APDUCommand {
 
         func input() throws -> [UInt8] {
             if let hex, hex != "-" { return try Hex.decode(hex) }
-            let data: Data
-            if let file {
-                guard let d = FileManager.default.contents(atPath: file) else {
-                    throw Failure(.usage, "--file: cannot read '\(Terminal.safe(file))'")
-                }
-                data = d
-            } else {
-                data = FileHandle.standardInput.readDataToEndOfFile()
-            }
-            let bytes = [UInt8](data)
-            // Hex text (with spaces/newlines) is accepted too; anything else is raw bytes.
-            if !bytes.isEmpty, bytes.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: bytes, as: UTF8.self)) {
-                return decoded
-            }
-            return bytes
+            if let file { return try readMessageFile(file, option: "--file") }
+            return rawOrHex(FileHandle.standardInput.readDataToEndOfFile())
         }
 
         func run() throws {

@@ -119,6 +119,11 @@ func readMessageFile(_ path: String, option: String) throws -> [UInt8] {
     guard let data = FileManager.default.contents(atPath: path) else {
         throw Failure(.usage, "\(option): cannot read '\(Terminal.safe(path))'")
     }
+    return rawOrHex(data)
+}
+
+/// File or pipe contents as bytes: hex text (with separators) is decoded, anything else is raw.
+func rawOrHex(_ data: Data) -> [UInt8] {
     let bytes = [UInt8](data)
     if !bytes.isEmpty, bytes.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: bytes, as: UTF8.self)) {
         return decoded
