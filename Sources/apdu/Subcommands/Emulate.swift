@@ -102,7 +102,7 @@ extension APDUCommand {
                 var description: String
                 if let type2, let chip = Type2TagModel.Chip.all[type2] {
                     var image: [UInt8]?
-                    if let memory, FileManagerLite.exists(memory) {
+                    if let memory, FileManager.default.fileExists(atPath: memory) {
                         image = try readMessageFile(memory, option: "--memory")
                     }
                     let tag = Type2TagModel(chip: chip, memory: image)
@@ -179,8 +179,4 @@ func restoreTerminationSignals() {
         signal(sig, SIG_DFL)
     }
     pthread_sigmask(SIG_UNBLOCK, &set, nil)
-}
-
-enum FileManagerLite {
-    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 }
