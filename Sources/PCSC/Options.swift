@@ -91,6 +91,9 @@ public struct ReaderStatus: OptionSet, Hashable, Sendable {
     /// `SCARD_STATE_UNPOWERED`
     public static let unpowered = ReaderStatus(rawValue: 0x0400)
 
+    /// A card is in the reader and answers: present and not mute.
+    public var hasUsableCard: Bool { contains(.present) && !contains(.mute) }
+
     /// Names of the flags that are set, for logs and JSON.
     public var names: [String] {
         let all: [(ReaderStatus, String)] = [

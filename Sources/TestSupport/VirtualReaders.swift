@@ -69,7 +69,7 @@ public func waitForCard(in reader: String, present: Bool, timeout: Duration = .s
     while ContinuousClock.now < deadline {
         try context.statusChange(&states, timeout: .milliseconds(500))
         let s = states[0].eventState
-        if present ? s.contains(.present) && !s.contains(.mute) : s.contains(.empty) { return }
+        if present ? s.hasUsableCard : s.contains(.empty) { return }
         states[0].acknowledge()
     }
     throw Timeout(what: "card \(present ? "insertion" : "removal") in \(reader)")

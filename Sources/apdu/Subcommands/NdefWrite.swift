@@ -100,7 +100,7 @@ extension APDUCommand {
             let names = try context.readers()
             var states = names.map { ReaderState(reader: $0) }
             if !states.isEmpty { try context.statusChange(&states, timeout: .zero) }
-            let targets = states.filter { $0.eventState.contains(.present) && !$0.eventState.contains(.mute) }.map(\.reader)
+            let targets = states.filter { $0.eventState.hasUsableCard }.map(\.reader)
             guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
             let results = Locked([String: Result<Outcome, Failure>]())
             let done = DispatchSemaphore(value: 0)

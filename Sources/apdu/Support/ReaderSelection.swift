@@ -55,7 +55,7 @@ final class ReaderSelection {
         while ContinuousClock.now < deadline {
             let changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
             if !changed { break }
-            if let s = states.first(where: { $0.eventState.contains(.present) && !$0.eventState.contains(.mute) }) {
+            if let s = states.first(where: { $0.eventState.hasUsableCard }) {
                 return s.reader
             }
             for i in states.indices { states[i].acknowledge() }
@@ -84,7 +84,7 @@ final class ReaderSelection {
     func waitForCard(in reader: String, wait: Duration?) throws {
         var states = [ReaderState(reader: reader)]
         try context.statusChange(&states, timeout: .zero)
-        if isReady(states[0].eventState) { return }
+        if states[0].eventState.hasUsableCard { return }
         if states[0].eventState.contains(.unknown) { throw Failure(.unavailable, "reader '\(reader)' is gone") }
         guard let wait else {
             throw Failure(.unavailable, "no card in reader '\(reader)' (use --wait SECONDS to wait for one)")
@@ -101,7 +101,7 @@ final class ReaderSelection {
                 states = [ReaderState(reader: reader)]
                 continue
             }
-            if isReady(states[0].eventState) { return }
+            if states[0].eventState.hasUsableCard { return }
             if states[0].eventState.contains(.unknown) {
                 // The reader vanished (pcscd restarting): wait for it to come back.
                 usleep(200_000)
@@ -113,7 +113,6 @@ final class ReaderSelection {
         throw Failure(.unavailable, "no card presented in '\(reader)' within \(format(wait))")
     }
 
-    private func isReady(_ s: ReaderStatus) -> Bool { s.contains(.present) && !s.contains(.mute) }
 
     private func listing(_ readers: [String]) -> String {
         readers.map { "  \(Terminal.safe($0))" }.joined(separator: "\n")
