@@ -107,15 +107,21 @@ extension APDUCommand {
                 backoff = 100_000
                 do {
                     try watch(context, &known, emit, readTag, done)
-                } catch let error as PCSCError where [.noService, .serviceStopped, .invalidHandle, .commError, .unknownError].contains(error) {
-                    emit("service-down", nil, nil, "pcscd went away (\(error.constantName ?? "")); reconnecting")
+                } catch let error as PCSCError {
+                    // A dying pcscd shows up as several different codes (no service, comm error,
+                    // unknown or unavailable reader…); a watch outlives all of them. Only an
+                    // explicit cancel ends it. Unexpected codes wait a little, so a persistent
+                    // error repeats slowly and visibly instead of spinning.
+                    if error == .cancelled {
+                        Terminal.error(error.failure.message)
+                        throw ExitCode(error.failure.status.rawValue)
+                    }
+                    emit("service-down", nil, nil, "pcscd went away (\(error.constantName ?? "\(error)")); reconnecting")
                     announcedDown = true
                     for (name, _) in known { emit("reader-removed", name) }
                     known = [:]
+                    if !ReaderSelection.serviceLost.contains(error) { usleep(500_000) }
                     continue
-                } catch let error as PCSCError {
-                    Terminal.error(error.failure.message)
-                    throw ExitCode(error.failure.status.rawValue)
                 }
             }
         }
