@@ -11,6 +11,16 @@ public protocol NDEFTag: AnyObject {
     var capacity: Int { get }
     func readNDEF() throws -> [UInt8]
     func writeNDEF(_ message: [UInt8]) throws
+    /// Reads the current message, hands it to `keep` (a backup must be safe before the tag
+    /// changes), then writes `message`. Run it inside one transaction.
+    func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws
+}
+
+extension NDEFTag {
+    public func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws {
+        try keep(try readNDEF())
+        try writeNDEF(message)
+    }
 }
 
 extension Type4Tag: NDEFTag {

@@ -304,9 +304,12 @@ public final class Type2Tag: NDEFTag {
         try writePages(dataPages.sorted(), from: target, step: "write the message")
         for (i, b) in realHeader.enumerated() { target[positions[i]] = b }
         try writePages(headerPages.sorted(), from: target, step: "write the NDEF length")
-        // Read back what is on the tag now.
-        loaded = [0]
-        try load()
+        // Read back the 16-byte blocks the write touched and walk the TLVs again. The other
+        // blocks are as detection read them (the caller holds the transaction).
+        let touched = Set(headerPages.union(dataPages).map { $0 / 4 })
+        loaded.subtract(touched)
+        for block in touched.sorted() { try ensureRead((block * 16)..<(block * 16 + 16)) }
+        tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)), dataArea: dataArea)
         let back = try readNDEF()
         guard back == message else {
             throw TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")

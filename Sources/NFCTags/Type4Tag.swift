@@ -97,9 +97,16 @@ public final class Type4Tag {
     }
 
     /// Largest R-APDU data one READ BINARY may ask for: MLe, and 256 unless the channel carries extended Le.
-    var readChunk: Int { min(capabilityContainer.mle, transport.channel.supportsExtendedLength ? 65536 : 256) }
+    /// (The channel is asked only when MLe is beyond a short Le.)
+    var readChunk: Int {
+        let mle = capabilityContainer.mle
+        return mle <= 256 ? mle : min(mle, transport.channel.supportsExtendedLength ? 65536 : 256)
+    }
     /// Largest C-APDU data one UPDATE BINARY may carry.
-    var writeChunk: Int { min(capabilityContainer.mlc, transport.channel.supportsExtendedLength ? 65535 : 255) }
+    var writeChunk: Int {
+        let mlc = capabilityContainer.mlc
+        return mlc <= 255 ? mlc : min(mlc, transport.channel.supportsExtendedLength ? 65535 : 255)
+    }
 
     /// Reads `count` bytes of the selected file from `offset`, in as few READ BINARY as allowed.
     func read(offset: Int, count: Int) throws -> [UInt8] {
@@ -138,11 +145,16 @@ public final class Type4Tag {
 
     /// Reads the NDEF message (the bytes after NLEN/ENLEN; empty when NLEN is 0).
     public func readNDEF() throws -> [UInt8] {
+        try readNDEF(selecting: true)
+    }
+
+    /// `selecting: false` when this same procedure has just selected the NDEF file.
+    func readNDEF(selecting: Bool) throws -> [UInt8] {
         let cc = capabilityContainer
         guard case .granted = cc.readAccess else {
             throw TagError(.readOnly, "the tag does not allow reading its NDEF file (read access \(cc.readAccess))")
         }
-        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+        if selecting { try selectNDEFFile() }
         let lf = cc.lengthFieldSize
         // NLEN and the first data in one READ BINARY.
         let first = try read(offset: 0, count: min(readChunk, cc.maxFileSize, Self.readLimit + lf))
@@ -165,6 +177,19 @@ public final class Type4Tag {
     /// NLEN last, then reads it back. A write interrupted at any point leaves either the old
     /// message (before the first UPDATE), NLEN 0, or the new message.
     public func writeNDEF(_ message: [UInt8]) throws {
+        try checkWritable(message)
+        try writeNDEF(message, selecting: true)
+    }
+
+    /// Reads the current message and hands it to `keep` (to back it up), then writes `message`
+    /// as `writeNDEF` does — selecting the NDEF file once for the whole procedure.
+    public func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws {
+        try checkWritable(message)
+        try keep(try readNDEF(selecting: true))
+        try writeNDEF(message, selecting: false)
+    }
+
+    func checkWritable(_ message: [UInt8]) throws {
         let cc = capabilityContainer
         guard case .granted = cc.writeAccess else {
             throw TagError(.readOnly, "the tag is read-only (write access \(cc.writeAccess))")
@@ -172,7 +197,15 @@ public final class Type4Tag {
         guard message.count <= cc.capacity else {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(cc.capacity) (\(message.count - cc.capacity) bytes over)")
         }
-        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+    }
+
+    func selectNDEFFile() throws {
+        try Self.selectFile(capabilityContainer.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(capabilityContainer.fileID.hexString)")
+    }
+
+    func writeNDEF(_ message: [UInt8], selecting: Bool) throws {
+        let cc = capabilityContainer
+        if selecting { try selectNDEFFile() }
         let lf = cc.lengthFieldSize
         try update(offset: 0, [UInt8](repeating: 0, count: lf), step: "clear the length")
         var offset = 0
@@ -187,7 +220,7 @@ public final class Type4Tag {
         }
         let length = (0..<lf).map { UInt8(message.count >> (8 * (lf - 1 - $0)) & 0xFF) }
         try update(offset: 0, length, step: "write the length")
-        let back = try readNDEF()
+        let back = try readNDEF(selecting: false)
         guard back == message else {
             throw TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
         }
@@ -222,7 +255,7 @@ public final class Type4Tag {
         }
         let reread = try read(offset: 0, count: cc.bytes.count)
         capabilityContainer = try Type4CapabilityContainer(bytes: reread)
-        try Self.selectFile(cc.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(cc.fileID.hexString)")
+        try selectNDEFFile()
         let nlen = try read(offset: 0, count: cc.lengthFieldSize)
         let probe = try transport.send(CommandAPDU(cla: 0, ins: 0xD6, p1: 0, p2: 0, data: nlen))
         return probe.statusWord != .success

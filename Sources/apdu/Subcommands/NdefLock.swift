@@ -21,24 +21,22 @@ extension APDUCommand {
                 guard yes else {
                     throw Failure(.refused, "locking makes the tag read-only permanently; run again with --yes to do it")
                 }
-                let session = try TagSession.open(readerOptions, trace: traceOptions)
-                guard session.tag.status == .readWrite else {
-                    throw Failure(.unexpected, "the tag is already \(session.tag.status.rawValue)")
-                }
-                var refusesWrites = false
-                var locked: [(String, JSON)] = []
-                do {
-                    if let t4 = session.tag as? Type4Tag {
-                        refusesWrites = try session.card.withTransaction { try t4.makeReadOnly() }
-                        locked = [("writeAccess", .string(t4.capabilityContainer.writeAccess.description))]
-                    } else if let t2 = session.tag as? Type2Tag {
-                        let report = try session.card.withTransaction { try t2.makeReadOnly() }
-                        refusesWrites = report.refusesWrites
-                        locked = [("capabilityContainer", .bool(report.capabilityContainer)), ("staticLockBytes", .bool(report.staticLockBytes)),
-                                  ("dynamicLockBytes", .int(report.dynamicLockBytes))]
+                let (session, locked, refusesWrites) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
+                    guard session.tag.status == .readWrite else {
+                        throw Failure(.unexpected, "the tag is already \(session.tag.status.rawValue)")
                     }
-                } catch let e as TagError { throw e.failure }
-                try? session.card.disconnect()
+                    do {
+                        if let t4 = session.tag as? Type4Tag {
+                            let refuses = try t4.makeReadOnly()
+                            return (session, [("writeAccess", JSON.string(t4.capabilityContainer.writeAccess.description))], refuses)
+                        } else if let t2 = session.tag as? Type2Tag {
+                            let report = try t2.makeReadOnly()
+                            return (session, [("capabilityContainer", .bool(report.capabilityContainer)), ("staticLockBytes", .bool(report.staticLockBytes)),
+                                              ("dynamicLockBytes", .int(report.dynamicLockBytes))], report.refusesWrites)
+                        }
+                        return (session, [], false)
+                    } catch let e as TagError { throw e.failure }
+                }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(session.reader)), ("tag", session.tagJSON)] + locked + [("refusesWrites", .bool(refusesWrites))]).serialized)
                 } else {

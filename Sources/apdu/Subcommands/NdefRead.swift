@@ -19,12 +19,9 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let session = try TagSession.open(readerOptions, trace: traceOptions)
-                let message: [UInt8]
-                do {
-                    message = try session.card.withTransaction { try session.tag.readNDEF() }
-                } catch let error as TagError { throw error.failure }
-                try? session.card.disconnect()
+                let (session, message) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
+                    do { return (session, try session.tag.readNDEF()) } catch let error as TagError { throw error.failure }
+                }
                 if raw {
                     Terminal.print(message.hexString)
                     return

@@ -16,7 +16,12 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let session: TagSession
-                do { session = try TagSession.open(readerOptions, trace: traceOptions) } catch let f as Failure where f.status == .unexpected {
+                let length: Int?
+                do {
+                    (session, length) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
+                        (session, try? session.tag.readNDEF().count)
+                    }
+                } catch let f as Failure where f.status == .unexpected {
                     // No NDEF application, not formatted, or not an NFC Forum tag: Core NFC's notSupported.
                     if output.json {
                         Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(f.message))]).serialized)
@@ -26,8 +31,6 @@ extension APDUCommand {
                     return
                 }
                 let tag = session.tag
-                let length = try? session.card.withTransaction { try tag.readNDEF().count }
-                try? session.card.disconnect()
                 let canLock = tag.status == .readWrite
                 var details: [(String, JSON)] = []
                 var lines: [String] = []

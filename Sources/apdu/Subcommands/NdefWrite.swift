@@ -78,7 +78,9 @@ extension APDUCommand {
             try reportingFailures {
                 let bytes = try newMessage()
                 if allReaders { return try writeAll(bytes) }
-                let outcome = try write(bytes, reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, announceBackup: !output.json)
+                let outcome = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
+                    try write(bytes, session: session, announceBackup: !output.json)
+                }
                 if output.json {
                     Terminal.print(json(outcome).serialized)
                 } else {
@@ -94,22 +96,26 @@ extension APDUCommand {
             ])
         }
 
-        /// Every reader with a card, written in parallel (one thread and PC/SC context each).
+        /// Every reader with a card, written in parallel: one thread and PC/SC context each (a
+        /// context's calls are serialised by pcsclite), starting from the reader states read here.
         func writeAll(_ bytes: [UInt8]) throws {
             let context = try Context()
             let names = try context.readers()
             var states = names.map { ReaderState(reader: $0) }
             if !states.isEmpty { try context.statusChange(&states, timeout: .zero) }
-            let targets = states.filter { $0.eventState.hasUsableCard }.map(\.reader)
+            let targets = states.filter { $0.eventState.hasUsableCard }
             guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
             let results = Locked([String: Result<Outcome, Failure>]())
             let done = DispatchSemaphore(value: 0)
-            let threads = targets.map { reader in
+            let threads = targets.map { target in
                 Thread {
                     defer { done.signal() }
                     let r: Result<Outcome, Failure>
                     do {
-                        r = .success(try write(bytes, reader: reader, wait: nil, announceBackup: false))
+                        let own = try Context()
+                        r = .success(try TagSession.withTag(context: own, reader: target.reader, atr: target.atr, trace: traceOptions) { session in
+                            try write(bytes, session: session, announceBackup: false)
+                        })
                     } catch let f as Failure {
                         r = .failure(f)
                     } catch let e as PCSCError {
@@ -117,13 +123,13 @@ extension APDUCommand {
                     } catch {
                         r = .failure(Failure(.ioError, "\(error)"))
                     }
-                    results.withLock { $0[reader] = r }
+                    results.withLock { $0[target.reader] = r }
                 }
             }
             threads.forEach { $0.start() }
             for _ in targets { done.wait() }
             var firstFailure: Failure?
-            for reader in targets {
+            for reader in targets.map(\.reader) {
                 switch results.current[reader]! {
                 case let .success(o):
                     if output.json {
@@ -147,8 +153,8 @@ extension APDUCommand {
             }
         }
 
-        func write(_ bytes: [UInt8], reader: String?, wait: Duration?, announceBackup: Bool) throws -> Outcome {
-            let session = try TagSession.open(reader: reader, wait: wait, trace: traceOptions)
+        /// Backs up the old message, then writes and verifies the new one (inside the session's transaction).
+        func write(_ bytes: [UInt8], session: TagSession, announceBackup: Bool) throws -> Outcome {
             let tag = session.tag
             // Refuse before touching anything when it cannot work.
             guard tag.status == .readWrite else {
@@ -158,24 +164,20 @@ extension APDUCommand {
                 throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
             }
             var backup: String?
-            try session.card.withTransaction {
-                let old: [UInt8]
-                do { old = try tag.readNDEF() } catch let e as TagError {
-                    throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
+            do {
+                try tag.replaceNDEF(with: bytes) { old in
+                    backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
+                    if announceBackup { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
                 }
-                backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
-                if announceBackup { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
-                do {
-                    try tag.writeNDEF(bytes)
-                } catch let e as TagError {
-                    throw Failure(e.failure.status, e.message + restoreHint(backup))
-                } catch let e as PCSCError {
-                    throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
-                } catch let e as TransmitError {
-                    throw Failure(.ioError, "\(e) during the write" + restoreHint(backup))
-                }
+            } catch let e as TagError where backup == nil {
+                throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
+            } catch let e as TagError {
+                throw Failure(e.failure.status, e.message + restoreHint(backup))
+            } catch let e as PCSCError where backup != nil {
+                throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
+            } catch let e as TransmitError where backup != nil {
+                throw Failure(.ioError, "\(e) during the write" + restoreHint(backup))
             }
-            try? session.card.disconnect()
             return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: backup)
         }
 

@@ -59,9 +59,9 @@ extension APDUCommand {
             func readTag(_ reader: String, _ atr: [UInt8]) {
                 guard ndef else { return }
                 do {
-                    let session = try TagSession.open(reader: reader, wait: nil, trace: traceOptions)
-                    let message = try session.card.withTransaction { try session.tag.readNDEF() }
-                    try? session.card.disconnect()
+                    let (session, message) = try TagSession.withTag(context: try Context(), reader: reader, atr: atr, trace: traceOptions) { session in
+                        (session, try session.tag.readNDEF())
+                    }
                     let (json, decoded, decodeError) = ndefReadJSON(session: session, message: message)
                     if output.json {
                         guard case var .object(members) = json else { return }

@@ -26,25 +26,28 @@ final class ReaderSelection {
 
     /// The reader to use, with its card present (waiting up to `wait` for one).
     func chooseReaderWithCard(_ requested: String?, wait: Duration?) throws -> String {
+        try chooseCard(requested, wait: wait).reader
+    }
+
+    /// The reader to use and the ATR pcscd reported for its card (waiting up to `wait` for one).
+    func chooseCard(_ requested: String?, wait: Duration?) throws -> (reader: String, atr: [UInt8]) {
         let readers = try context.readers()
         if let requested {
             let name = try match(requested, in: readers)
-            try waitForCard(in: name, wait: wait)
-            return name
+            return (name, try waitForCard(in: name, wait: wait))
         }
         if readers.isEmpty {
             throw Failure(.unavailable, "no readers found; plug one in (pcscd sees none)")
         }
         if readers.count == 1 {
-            try waitForCard(in: readers[0], wait: wait)
-            return readers[0]
+            return (readers[0], try waitForCard(in: readers[0], wait: wait))
         }
         var states = readers.map { ReaderState(reader: $0) }
         try context.statusChange(&states, timeout: .zero)
-        let withCard = states.filter { $0.eventState.contains(.present) }.map(\.reader)
-        if withCard.count == 1 { return withCard[0] }
+        let withCard = states.filter { $0.eventState.contains(.present) }
+        if withCard.count == 1 { return (withCard[0].reader, withCard[0].atr) }
         if withCard.count > 1 {
-            throw Failure(.usage, "several readers have a card; choose one with --reader:\n" + listing(withCard))
+            throw Failure(.usage, "several readers have a card; choose one with --reader:\n" + listing(withCard.map(\.reader)))
         }
         guard let wait else {
             throw Failure(.unavailable, "no card in any reader (use --wait SECONDS to wait for one)")
@@ -56,7 +59,7 @@ final class ReaderSelection {
             let changed = try context.statusChange(&states, timeout: deadline - ContinuousClock.now)
             if !changed { break }
             if let s = states.first(where: { $0.eventState.hasUsableCard }) {
-                return s.reader
+                return (s.reader, s.atr)
             }
             for i in states.indices { states[i].acknowledge() }
         }
@@ -81,10 +84,12 @@ final class ReaderSelection {
         throw Failure(.usage, "'\(requested)' matches several readers; be more specific:\n" + listing(hits))
     }
 
-    func waitForCard(in reader: String, wait: Duration?) throws {
+    /// Returns the card's ATR as pcscd last saw it.
+    @discardableResult
+    func waitForCard(in reader: String, wait: Duration?) throws -> [UInt8] {
         var states = [ReaderState(reader: reader)]
         try context.statusChange(&states, timeout: .zero)
-        if states[0].eventState.hasUsableCard { return }
+        if states[0].eventState.hasUsableCard { return states[0].atr }
         if states[0].eventState.contains(.unknown) { throw Failure(.unavailable, "reader '\(reader)' is gone") }
         guard let wait else {
             throw Failure(.unavailable, "no card in reader '\(reader)' (use --wait SECONDS to wait for one)")
@@ -101,7 +106,7 @@ final class ReaderSelection {
                 states = [ReaderState(reader: reader)]
                 continue
             }
-            if states[0].eventState.hasUsableCard { return }
+            if states[0].eventState.hasUsableCard { return states[0].atr }
             if states[0].eventState.contains(.unknown) {
                 // The reader vanished (pcscd restarting): wait for it to come back.
                 usleep(200_000)

@@ -3,9 +3,11 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
-import Foundation
 
-/// A connected tag, detected, for the ndef-* commands.
+/// A connected, detected tag for the ndef-* commands, valid inside `TagSession.withTag`.
+///
+/// Detection and the command's own work run in one PC/SC transaction: no other process's
+/// command lands between reading the capability container and writing the message.
 struct TagSession {
     let reader: String
     let card: Card
@@ -13,20 +15,28 @@ struct TagSession {
     let tag: any NDEFTag
     let atr: [UInt8]
 
-    /// Chooses the reader, connects, and detects the tag. Detection failures become `Failure`s.
-    static func open(_ readerOptions: ReaderOptions, trace: TraceOptions) throws -> TagSession {
-        try open(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace)
+    /// Chooses the reader, connects, detects the tag and runs `body`; disconnects afterwards.
+    /// Detection failures become `Failure`s.
+    static func withTag<T>(_ readerOptions: ReaderOptions, trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+        try withTag(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace, body)
     }
 
-    /// With a wait, a pcscd that goes away (restart, crash) is waited out until the deadline:
-    /// the whole open starts over on a fresh context. Without one, it fails at once (69).
-    static func open(reader requested: String?, wait: Duration?, trace: TraceOptions) throws -> TagSession {
+    /// With a wait, a pcscd that goes away (restart, crash) before `body` starts is waited out
+    /// until the deadline: the whole open starts over on a fresh context. Without one, it fails
+    /// at once (69). Once `body` has started, nothing is retried.
+    static func withTag<T>(reader requested: String?, wait: Duration?, trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
         let deadline = ContinuousClock.now + (wait ?? .zero)
         while true {
+            var started = false
             do {
-                return try openOnce(reader: requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) }, trace: trace)
+                let selection = try ReaderSelection()
+                let (reader, atr) = try selection.chooseCard(requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) })
+                return try withTag(context: selection.context, reader: reader, atr: atr, trace: trace) { session in
+                    started = true
+                    return try body(session)
+                }
             } catch let error as PCSCError {
-                guard wait != nil, retryable.contains(error) else { throw error }
+                guard !started, wait != nil, retryable.contains(error) else { throw error }
                 guard ContinuousClock.now < deadline else {
                     throw Failure(.unavailable, "pcscd or the card went away while waiting (\(error.constantName ?? "\(error)")) and did not come back in time")
                 }
@@ -37,24 +47,27 @@ struct TagSession {
 
     static let retryable: Set<PCSCError> = ReaderSelection.serviceLost.union([PCSCError.removedCard, PCSCError.resetCard, PCSCError.noSmartcard])
 
-    static func openOnce(reader requested: String?, wait: Duration?, trace: TraceOptions) throws -> TagSession {
-        let selection = try ReaderSelection()
-        let reader = try selection.chooseReaderWithCard(requested, wait: wait)
-        let card = try selection.context.connect(reader: reader)
-        let atr = (try? card.status().atr) ?? []
+    /// Connects to `reader` through `context` and runs `body` on the detected tag. `atr` is what
+    /// pcscd reported in the reader's state (empty: ask the connection). Were the card swapped in
+    /// between, detection fails on the new card before anything is written.
+    static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+        let card = try context.connect(reader: reader)
+        defer { try? card.disconnect() }
+        let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
         // A PC/SC Part 3 storage-card ATR of the Ultralight family is a Type 2 tag; anything
         // else may carry the Type 4 NDEF application.
         if let storage = (try? ATR(bytes: atr))?.storageCard, !Type2Tag.isType2(atr: atr) {
             throw Failure(.unexpected, "no NDEF support for this card: \(storage.name ?? "storage card \(String(format: "%04X", storage.cardName))") is not an NFC Forum Type 2 or Type 4 tag")
         }
-        do {
-            let tag: any NDEFTag = Type2Tag.isType2(atr: atr)
-                ? try card.withTransaction { try Type2Tag.detect(transport) }
-                : try card.withTransaction { try Type4Tag.detect(transport, atr: atr) }
-            return TagSession(reader: reader, card: card, transport: transport, tag: tag, atr: atr)
-        } catch let error as TagError {
-            throw error.failure
+        return try card.withTransaction {
+            let tag: any NDEFTag
+            do {
+                tag = Type2Tag.isType2(atr: atr) ? try Type2Tag.detect(transport) : try Type4Tag.detect(transport, atr: atr)
+            } catch let error as TagError {
+                throw error.failure
+            }
+            return try body(TagSession(reader: reader, card: card, transport: transport, tag: tag, atr: atr))
         }
     }
 
@@ -81,36 +94,6 @@ extension TagError {
         case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed: return Failure(.unexpected, message)
         case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
         }
-    }
-}
-
-/// Backups of messages before they are overwritten: `$XDG_STATE_HOME/apdu/backups/`.
-enum Backups {
-    static var directory: URL {
-        let env = ProcessInfo.processInfo.environment
-        let state = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state"
-        return URL(fileURLWithPath: state).appendingPathComponent("apdu/backups")
-    }
-
-    /// Saves the message and returns the file's path.
-    static func save(_ message: [UInt8], reader: String, kind: String, uid: [UInt8]?) throws -> String {
-        let dir = directory
-        do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) } catch {
-            throw Failure(.ioError, "cannot create the backup directory \(dir.path): refusing to write without a backup")
-        }
-        let slug = reader.map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce(into: "") { s, c in
-            if !(c == "-" && s.hasSuffix("-")) { s.append(c) }
-        }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyyMMdd-HHmmss-SSS"
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        let name = [slug, kind, uid.map(\.hexString)].compactMap { $0 }.joined(separator: "-") + "-" + formatter.string(from: Date()) + ".ndef"
-        let url = dir.appendingPathComponent(name)
-        do { try Data(message).write(to: url, options: .atomic) } catch {
-            throw Failure(.ioError, "cannot write the backup \(url.path): refusing to write without a backup")
-        }
-        return url.path
     }
 }
 
