@@ -13,19 +13,21 @@ public final class Card: @unchecked Sendable {
     let handle: SCARDHANDLE
     private var connected = true
     /// Reused for every response: an extended response can be 65,536 bytes plus SW1SW2, which
-    /// pcsclite's `MAX_BUFFER_SIZE_EXTENDED` covers.
-    private var receiveBuffer: [UInt8]
+    /// pcsclite's `MAX_BUFFER_SIZE_EXTENDED` covers. Left uninitialised: only the pages the
+    /// responses touch are ever faulted in (a connection that sees short answers costs 4 KiB).
+    private let receiveBuffer: UnsafeMutableBufferPointer<UInt8>
 
     init(context: Context, handle: SCARDHANDLE, reader: String, activeProtocol: Protocols) {
         self.context = context
         self.handle = handle
         self.reader = reader
         self.activeProtocol = activeProtocol
-        self.receiveBuffer = [UInt8](repeating: 0, count: Int(cpcsc_max_buffer_size_extended()))
+        self.receiveBuffer = .allocate(capacity: Int(cpcsc_max_buffer_size_extended()))
     }
 
     deinit {
         if connected { _ = SCardDisconnect(handle, DWORD(Disposition.leave.rawValue)) }
+        receiveBuffer.deallocate()
     }
 
     /// Ends the connection (`SCardDisconnect`), leaving the card as it is unless told otherwise.
@@ -55,14 +57,12 @@ public final class Card: @unchecked Sendable {
         else { pci = cpcsc_pci_raw() }
         var length = DWORD(receiveBuffer.count)
         let rv = command.withUnsafeBufferPointer { cmd in
-            receiveBuffer.withUnsafeMutableBufferPointer { rx in
-                SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, rx.baseAddress, &length)
-            }
+            SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, receiveBuffer.baseAddress, &length)
         }
         if rv != SCARD_S_SUCCESS_VALUE || length == 0 {
             throw diagnoseFailedExchange(rv == SCARD_S_SUCCESS_VALUE ? .commError : PCSCError(rawValue: UInt32(truncatingIfNeeded: rv)))
         }
-        return Array(receiveBuffer[0..<Int(min(length, DWORD(receiveBuffer.count)))])
+        return Array(UnsafeBufferPointer(rebasing: receiveBuffer[0..<Int(min(length, DWORD(receiveBuffer.count)))]))
     }
 
     /// Errors after which the card may simply have left the reader.

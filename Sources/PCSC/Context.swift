@@ -47,20 +47,20 @@ public final class Context: @unchecked Sendable {
     /// The names of the readers pcscd knows (`SCardListReaders`), in its order.
     /// An empty array, not an error, when there are none.
     public func readers() throws(PCSCError) -> [String] {
-        var length: DWORD = 0
-        var rv = SCardListReaders(handle, nil, nil, &length)
+        // One round trip: pcsclite allocates the list (SCARD_AUTOALLOCATE) instead of being asked
+        // for its size first.
+        var length = cpcsc_autoallocate()
+        var list: UnsafeMutablePointer<CChar>?
+        let rv = withUnsafeMutablePointer(to: &list) { slot in
+            slot.withMemoryRebound(to: CChar.self, capacity: MemoryLayout<UnsafeMutablePointer<CChar>?>.size) {
+                SCardListReaders(handle, nil, $0, &length)
+            }
+        }
         if rv == PCSCError.noReadersAvailable.cValue { return [] }
         try check(rv)
-        // Readers can appear between the two calls: retry on a too-small buffer.
-        for _ in 0..<4 {
-            var buffer = [CChar](repeating: 0, count: Int(length))
-            rv = SCardListReaders(handle, nil, &buffer, &length)
-            if rv == PCSCError.noReadersAvailable.cValue { return [] }
-            if rv == PCSCError.insufficientBuffer.cValue { continue }
-            try check(rv)
-            return MultiString.split(buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) })
-        }
-        throw .insufficientBuffer
+        guard let list else { return [] }
+        defer { _ = SCardFreeMemory(handle, list) }
+        return MultiString.split(UnsafeRawBufferPointer(start: list, count: Int(length)).map { $0 })
     }
 
     /// Waits until the state of one of `states` differs from what the caller last saw
