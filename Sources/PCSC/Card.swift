@@ -26,7 +26,7 @@ public final class Card: @unchecked Sendable {
     }
 
     deinit {
-        if connected { _ = SCardDisconnect(handle, DWORD(Disposition.leave.rawValue)) }
+        if connected { _ = HandleTableLock.shared.with(.change(waitsForTransactionsOn: nil)) { SCardDisconnect(handle, DWORD(Disposition.leave.rawValue)) } }
         receiveBuffer.deallocate()
     }
 
@@ -34,7 +34,7 @@ public final class Card: @unchecked Sendable {
     public func disconnect(_ disposition: Disposition = .leave) throws(PCSCError) {
         guard connected else { return }
         connected = false
-        try check(SCardDisconnect(handle, DWORD(disposition.rawValue)))
+        try check(HandleTableLock.shared.with(.change(waitsForTransactionsOn: disposition == .leave ? nil : (reader, Int(handle)))) { SCardDisconnect(handle, DWORD(disposition.rawValue)) })
     }
 
     /// Re-establishes the connection (`SCardReconnect`), for example after `PCSCError.resetCard`.
@@ -43,8 +43,9 @@ public final class Card: @unchecked Sendable {
         share: ShareMode = .shared, protocols: Protocols = .any, initialization: Disposition = .leave
     ) throws(PCSCError) {
         var active: DWORD = 0
-        try check(SCardReconnect(handle, DWORD(share.rawValue), DWORD(protocols.rawValue),
-                                 DWORD(initialization.rawValue), &active))
+        try check(HandleTableLock.shared.with(.cardCall) {
+            SCardReconnect(handle, DWORD(share.rawValue), DWORD(protocols.rawValue), DWORD(initialization.rawValue), &active)
+        })
         activeProtocol = Protocols(rawValue: UInt32(active))
     }
 
@@ -57,7 +58,9 @@ public final class Card: @unchecked Sendable {
         else { pci = cpcsc_pci_raw() }
         var length = DWORD(receiveBuffer.count)
         let rv = command.withUnsafeBufferPointer { cmd in
-            SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, receiveBuffer.baseAddress, &length)
+            HandleTableLock.shared.with(.cardCall) {
+                SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, receiveBuffer.baseAddress, &length)
+            }
         }
         if rv != SCARD_S_SUCCESS_VALUE || length == 0 {
             throw diagnoseFailedExchange(rv == SCARD_S_SUCCESS_VALUE ? .commError : PCSCError(rawValue: UInt32(truncatingIfNeeded: rv)))
@@ -101,8 +104,10 @@ public final class Card: @unchecked Sendable {
         let outputCount = output.count
         let rv = input.withUnsafeBytes { inBytes in
             output.withUnsafeMutableBytes { outBytes in
-                SCardControl(handle, DWORD(code), inBytes.baseAddress, DWORD(inBytes.count),
-                             outBytes.baseAddress, DWORD(outputCount), &returned)
+                HandleTableLock.shared.with(.cardCall) {
+                    SCardControl(handle, DWORD(code), inBytes.baseAddress, DWORD(inBytes.count),
+                                 outBytes.baseAddress, DWORD(outputCount), &returned)
+                }
             }
         }
         try check(rv)
@@ -116,7 +121,7 @@ public final class Card: @unchecked Sendable {
         let size = Int(cpcsc_max_buffer_size())
         var buffer = [UInt8](repeating: 0, count: size)
         var length = DWORD(size)
-        try check(SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length))
+        try check(HandleTableLock.shared.with(.cardCall) { SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length) })
         return Array(buffer.prefix(Int(min(length, DWORD(size)))))
     }
 
@@ -133,7 +138,7 @@ public final class Card: @unchecked Sendable {
         var proto: DWORD = 0
         var atr = [UInt8](repeating: 0, count: 33)
         var atrLength = DWORD(atr.count)
-        try check(SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength))
+        try check(HandleTableLock.shared.with(.cardCall) { SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength) })
         return CardStatus(
             readerNames: MultiString.split(names.prefix(Int(min(nameLength, DWORD(names.count)))).map { UInt8(bitPattern: $0) }),
             state: CardState(rawValue: UInt32(truncatingIfNeeded: state)),
@@ -145,15 +150,20 @@ public final class Card: @unchecked Sendable {
     /// Runs `body` inside a transaction (`SCardBeginTransaction` … `SCardEndTransaction`), so no
     /// other process's command lands between this body's exchanges. The card is left as it is.
     public func withTransaction<R>(_ body: () throws -> R) throws -> R {
-        try check(SCardBeginTransaction(handle))
+        let lock = HandleTableLock.shared
+        try check(lock.with(.cardCall) { SCardBeginTransaction(handle) })
+        lock.transactionBegan(on: reader, handle: Int(handle))
         let result: R
         do {
             result = try body()
         } catch {
-            _ = SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue))
+            _ = lock.with(.cardCall) { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
+            lock.transactionEnded(on: reader, handle: Int(handle))
             throw error
         }
-        try check(SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)))
+        let ended = lock.with(.cardCall) { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
+        lock.transactionEnded(on: reader, handle: Int(handle))
+        try check(ended)
         return result
     }
 }

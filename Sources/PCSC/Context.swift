@@ -22,7 +22,7 @@ public final class Context: @unchecked Sendable {
     }
 
     deinit {
-        if !released { _ = SCardReleaseContext(handle) }
+        if !released { _ = HandleTableLock.shared.with(.change(waitsForTransactionsOn: nil)) { SCardReleaseContext(handle) } }
     }
 
     /// Releases the context (`SCardReleaseContext`), reporting errors. Idempotent.
@@ -31,7 +31,7 @@ public final class Context: @unchecked Sendable {
             defer { released = true }
             return !released
         }
-        if first { try check(SCardReleaseContext(handle)) }
+        if first { try check(HandleTableLock.shared.with(.change(waitsForTransactionsOn: nil)) { SCardReleaseContext(handle) }) }
     }
 
     /// Whether pcscd still knows this context (`SCardIsValidContext`); false after pcscd restarts.
@@ -115,7 +115,7 @@ public final class Context: @unchecked Sendable {
     ) throws(PCSCError) -> Card {
         var card: SCARDHANDLE = 0
         var active: DWORD = 0
-        try check(SCardConnect(handle, reader, DWORD(share.rawValue), DWORD(protocols.rawValue), &card, &active))
+        try check(HandleTableLock.shared.with(.connect(reader: reader)) { SCardConnect(handle, reader, DWORD(share.rawValue), DWORD(protocols.rawValue), &card, &active) })
         return Card(context: self, handle: card, reader: reader, activeProtocol: Protocols(rawValue: UInt32(active)))
     }
 }

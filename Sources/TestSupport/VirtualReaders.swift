@@ -21,7 +21,8 @@ public actor ReaderSlots {
     public static let shared = ReaderSlots()
 
     private var free: [ReaderSlot]
-    private var waiters: [CheckedContinuation<ReaderSlot, Never>] = []
+    /// Waiting requests, served in order, each as soon as enough slots are free.
+    private var waiters: [(count: Int, continuation: CheckedContinuation<[ReaderSlot], Never>)] = []
     public nonisolated let all: [ReaderSlot]
 
     init() {
@@ -34,24 +35,28 @@ public actor ReaderSlots {
 
     /// Takes a free slot, waiting for one if all are in use. Throws when there are none at all.
     public func acquire() async throws -> ReaderSlot {
-        guard !all.isEmpty else { throw VirtualReadersMissing() }
-        if let slot = free.popLast() { return slot }
-        return await withCheckedContinuation { waiters.append($0) }
+        try await acquire(count: 1)[0]
+    }
+
+    /// Takes `count` slots at once — all or nothing, so two tests that each need several never
+    /// hold part of what the other waits for.
+    public func acquire(count: Int) async throws -> [ReaderSlot] {
+        guard !all.isEmpty, all.count >= count else { throw VirtualReadersMissing() }
+        if waiters.isEmpty && free.count >= count { return take(count) }
+        return await withCheckedContinuation { waiters.append((count, $0)) }
     }
 
     public func release(_ slot: ReaderSlot) {
-        if !waiters.isEmpty {
-            waiters.removeFirst().resume(returning: slot)
-        } else {
-            free.append(slot)
+        free.append(slot)
+        while let first = waiters.first, free.count >= first.count {
+            waiters.removeFirst()
+            first.continuation.resume(returning: take(first.count))
         }
     }
 
-    /// Takes `count` slots at once (all or nothing, waiting as needed).
-    public func acquire(count: Int) async throws -> [ReaderSlot] {
-        guard all.count >= count else { throw VirtualReadersMissing() }
-        var taken: [ReaderSlot] = []
-        for _ in 0..<count { taken.append(try await acquire()) }
+    private func take(_ count: Int) -> [ReaderSlot] {
+        let taken = Array(free.suffix(count))
+        free.removeLast(count)
         return taken
     }
 }

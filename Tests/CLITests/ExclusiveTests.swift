@@ -12,7 +12,6 @@ struct ExclusiveTests {
     @Test("ndef-write --all-readers writes 16 tags (Type 4 and Type 2) in parallel, one JSON line each")
     func allReaders() async throws {
         let slots = try await ReaderSlots.shared.acquire(count: 16)
-        defer { Task { for s in slots { await ReaderSlots.shared.release(s) } } }
         let models = slots.indices.map { i -> (any EmulatedCard, () -> [UInt8]) in
             if i % 2 == 0 {
                 let (host, model) = type4Host(message: sampleMessage)
@@ -23,7 +22,12 @@ struct ExclusiveTests {
         }
         let clients = zip(slots, models).map { VPCDClient(port: $0.port, card: $1.0) }
         clients.forEach { $0.start() }
-        defer { clients.forEach { $0.stop() } }
+        defer {
+            // Free the slots only once pcscd has seen the cards go, so the next test starts clean.
+            clients.forEach { $0.stop() }
+            for s in slots { try? waitForCard(in: s.reader, present: false) }
+            Task { for s in slots { await ReaderSlots.shared.release(s) } }
+        }
         for slot in slots { try waitForCard(in: slot.reader, present: true) }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("all-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: state) }

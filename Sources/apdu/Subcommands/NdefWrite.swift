@@ -98,6 +98,9 @@ extension APDUCommand {
 
         /// Every reader with a card, written in parallel: one thread and PC/SC context each (a
         /// context's calls are serialised by pcsclite), starting from the reader states read here.
+        /// Three phases, because pcsclite's handle lists make connects, card calls and disconnects
+        /// take turns (see PCSC.HandleTableLock): all threads connect at once, then all work at
+        /// once, then the connections end here, one by one, after all are done.
         func writeAll(_ bytes: [UInt8]) throws {
             let context = try Context()
             let names = try context.readers()
@@ -106,14 +109,24 @@ extension APDUCommand {
             let targets = states.filter { $0.eventState.hasUsableCard }
             guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
             let results = Locked([String: Result<Outcome, Failure>]())
+            let connections = Locked([Card]())
+            defer { for card in connections.current { try? card.disconnect() } }
             let done = DispatchSemaphore(value: 0)
+            let connected = DispatchGroup()
+            let go = DispatchSemaphore(value: 0)
             let threads = targets.map { target in
-                Thread {
+                connected.enter()
+                return Thread {
                     defer { done.signal() }
                     let r: Result<Outcome, Failure>
                     do {
-                        let own = try Context()
-                        r = .success(try TagSession.withTag(context: own, reader: target.reader, atr: target.atr, trace: traceOptions) { session in
+                        let card: Card
+                        do {
+                            defer { connected.leave(); go.wait() }
+                            card = try Context().connect(reader: target.reader)
+                        }
+                        connections.withLock { $0.append(card) }
+                        r = .success(try TagSession.withTag(card: card, atr: target.atr, trace: traceOptions) { session in
                             try write(bytes, session: session, announceBackup: false)
                         })
                     } catch let f as Failure {
@@ -127,6 +140,8 @@ extension APDUCommand {
                 }
             }
             threads.forEach { $0.start() }
+            connected.wait()
+            for _ in targets { go.signal() }
             for _ in targets { done.wait() }
             var firstFailure: Failure?
             for reader in targets.map(\.reader) {

@@ -53,6 +53,12 @@ struct TagSession {
     static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
         let card = try context.connect(reader: reader)
         defer { try? card.disconnect() }
+        return try withTag(card: card, atr: knownATR, trace: trace, body)
+    }
+
+    /// Detects the tag on a connection the caller made (and will end) and runs `body`.
+    static func withTag<T>(card: Card, atr knownATR: [UInt8], trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+        let reader = card.reader
         let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
         // A PC/SC Part 3 storage-card ATR of the Ultralight family is a Type 2 tag; anything
