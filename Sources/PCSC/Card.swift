@@ -151,8 +151,15 @@ public final class Card: @unchecked Sendable {
     /// other process's command lands between this body's exchanges. The card is left as it is.
     public func withTransaction<R>(_ body: () throws -> R) throws -> R {
         let lock = HandleTableLock.shared
-        try check(lock.with(.cardCall) { SCardBeginTransaction(handle) })
+        // Announced before it begins: a connect to this reader must not slip in between the
+        // begin and the announcement, or pcscd would hold it back for this very transaction.
         lock.transactionBegan(on: reader, handle: Int(handle))
+        do {
+            try check(lock.with(.cardCall) { SCardBeginTransaction(handle) })
+        } catch {
+            lock.transactionEnded(on: reader, handle: Int(handle))
+            throw error
+        }
         let result: R
         do {
             result = try body()
