@@ -1,6 +1,7 @@
 import Foundation
 import ISO7816
 import NDEF
+import PCSC
 import Testing
 import TestSupport
 import VirtualCard
@@ -87,6 +88,38 @@ struct CLIFaultTests {
             while results.current.count < 2 { usleep(10_000) }
             #expect(results.current.allSatisfy { $0 == 0 || $0 == 75 }, "\(results.current)")
             #expect(model.message == a || model.message == b)
+        }
+    }
+
+    @Test("a reader another program holds in a transaction: exit 75 after a moment, or the read with --wait once it is free")
+    func busyReader() async throws {
+        let (host, _) = type4Host(message: sampleMessage)
+        try await withInsertedCard(host) { inserted in
+            // This test process is the other program: it holds a transaction for 4 s.
+            let holder = try Context().connect(reader: inserted.reader)
+            let held = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                try? holder.withTransaction {
+                    held.signal()
+                    _ = release.wait(timeout: .now() + 4)
+                }
+            }
+            thread.start()
+            held.wait()
+            let start = ContinuousClock.now
+            let busy = try runAPDU(["ndef-read", "--json", "-r", inserted.reader])
+            let gaveUpAfter = ContinuousClock.now - start
+            #expect(busy.status == 75, "\(busy.stderr)")
+            #expect(busy.stderr.hasPrefix("apdu: ") && busy.stderr.contains("busy") && busy.stderr.contains("--wait"), "\(busy.stderr)")
+            #expect(busy.stdout.isEmpty)
+            #expect(gaveUpAfter >= .seconds(1.5) && gaveUpAfter < .seconds(3.9), "\(gaveUpAfter)")
+            // With --wait the command waits the transaction out and reads the tag.
+            let waited = try runAPDU(["ndef-read", "--json", "--wait", "10", "-r", inserted.reader])
+            #expect(waited.status == 0, "\(waited.stderr)")
+            #expect(waited.stdout.contains("\"length\""))
+            release.signal()
+            try holder.disconnect()
         }
     }
 

@@ -53,7 +53,8 @@ extension APDUCommand {
                 }
                 let selection = try ReaderSelection()
                 let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try selection.context.connect(reader: reader)
+                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
+                gate.proceed()
                 let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                                               selectPolicy: policy, observer: traceOptions.observer)
                 var steps: [JSON] = []

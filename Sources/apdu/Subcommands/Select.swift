@@ -36,7 +36,8 @@ extension APDUCommand {
                 }
                 let selection = try ReaderSelection()
                 let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try selection.context.connect(reader: reader)
+                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
+                gate.proceed()
                 let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: policy, observer: traceOptions.observer)
                 let response = try transport.send(command)
                 try? card.disconnect()

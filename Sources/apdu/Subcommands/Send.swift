@@ -50,13 +50,15 @@ extension APDUCommand {
                 }
                 let selection = try ReaderSelection()
                 let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try selection.context.connect(reader: reader)
+                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
+                defer { gate.standDown() }
                 let transport = APDUTransport(
                     channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                     selectPolicy: policy, observer: traceOptions.observer)
                 var exchanges: [JSON] = []
                 var unexpected: (Int, StatusWord)?
                 try card.withTransaction {
+                    gate.proceed()
                     for (i, command) in commands.enumerated() {
                         let response = try transport.send(command)
                         let sw = response.statusWord

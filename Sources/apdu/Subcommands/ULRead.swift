@@ -32,22 +32,26 @@ extension APDUCommand {
             try reportingFailures {
                 let selection = try ReaderSelection()
                 let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let card = try selection.context.connect(reader: reader)
+                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
+                defer { gate.standDown() }
                 let atr = (try? card.status().atr) ?? []
                 guard Type2Tag.isType2(atr: atr) else {
                     throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
                 }
                 let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
-                let head = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: 0, ne: 16))
-                guard head.statusWord == .success, head.data.count == 16 else {
-                    throw Failure(.ioError, "cannot read pages 0-3: \(head.statusWord) (\(head.statusWord.meaning.text))")
-                }
-                let dataPages = head.data[12] == 0xE1 ? Int(head.data[14]) * 2 : 12
-                let total = 4 + dataPages + (dataPages > 12 ? 5 : 0)
-                let wanted = try range() ?? 0...(total - 1)
                 var bytes: [Int: [UInt8]] = [:]
-                var page = wanted.lowerBound
+                var dataPages = 12
+                // One transaction: the pages all come from one moment of the tag.
                 try card.withTransaction {
+                    gate.proceed()
+                    let head = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: 0, ne: 16))
+                    guard head.statusWord == .success, head.data.count == 16 else {
+                        throw Failure(.ioError, "cannot read pages 0-3: \(head.statusWord) (\(head.statusWord.meaning.text))")
+                    }
+                    dataPages = head.data[12] == 0xE1 ? Int(head.data[14]) * 2 : 12
+                    let total = 4 + dataPages + (dataPages > 12 ? 5 : 0)
+                    let wanted = try range() ?? 0...(total - 1)
+                    var page = wanted.lowerBound
                     while page <= wanted.upperBound {
                         let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: 16))
                         guard r.statusWord == .success else {

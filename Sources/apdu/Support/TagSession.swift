@@ -31,7 +31,11 @@ struct TagSession {
             do {
                 let selection = try ReaderSelection()
                 let (reader, atr) = try selection.chooseCard(requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) })
-                return try withTag(context: selection.context, reader: reader, atr: atr, trace: trace) { session in
+                // Another program's transaction is waited out until the --wait deadline (at least
+                // a couple of seconds), then the command gives up with 75 before touching the card.
+                let gate = BusyReaderGate(reader: reader, deadline: max(deadline, .now + BusyReaderGate.defaultPatience), waitGiven: wait != nil)
+                defer { gate.standDown() }
+                return try withTag(context: selection.context, reader: reader, atr: atr, trace: trace, gate: gate) { session in
                     started = true
                     return try body(session)
                 }
@@ -50,14 +54,16 @@ struct TagSession {
     /// Connects to `reader` through `context` and runs `body` on the detected tag. `atr` is what
     /// pcscd reported in the reader's state (empty: ask the connection). Were the card swapped in
     /// between, detection fails on the new card before anything is written.
-    static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+    static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions, gate: BusyReaderGate? = nil,
+                           _ body: (TagSession) throws -> T) throws -> T {
         let card = try context.connect(reader: reader)
         defer { try? card.disconnect() }
-        return try withTag(card: card, atr: knownATR, trace: trace, body)
+        return try withTag(card: card, atr: knownATR, trace: trace, gate: gate, body)
     }
 
     /// Detects the tag on a connection the caller made (and will end) and runs `body`.
-    static func withTag<T>(card: Card, atr knownATR: [UInt8], trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+    static func withTag<T>(card: Card, atr knownATR: [UInt8], trace: TraceOptions, gate: BusyReaderGate? = nil,
+                           _ body: (TagSession) throws -> T) throws -> T {
         let reader = card.reader
         let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
         let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
@@ -67,6 +73,7 @@ struct TagSession {
             throw Failure(.unexpected, "no NDEF support for this card: \(storage.name ?? "storage card \(String(format: "%04X", storage.cardName))") is not an NFC Forum Type 2 or Type 4 tag")
         }
         return try card.withTransaction {
+            gate?.proceed()
             let tag: any NDEFTag
             do {
                 tag = Type2Tag.isType2(atr: atr) ? try Type2Tag.detect(transport) : try Type4Tag.detect(transport, atr: atr)
