@@ -123,6 +123,33 @@ struct CLIFaultTests {
         }
     }
 
+    @Test("a card reset by another program between script lines: reconnect, report the line, stop, replay nothing")
+    func resetBetweenCommands() async throws {
+        let host = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(host, faults: Faults(delay: .milliseconds(400))) { inserted in
+            let lines = [demoSelect, "00EE000003AABBCC", "00EE000003DDEEFF", "00EE000003112233"]
+            let result = Locked<CommandResult?>(nil)
+            let thread = Thread {
+                let r = try? runAPDU(["script", "-r", inserted.reader, "-"], stdin: lines.joined(separator: "\n") + "\n")
+                result.withLock { $0 = r }
+            }
+            thread.start()
+            // Another program resets the card while the script's first answers are on their way.
+            while host.log.isEmpty { usleep(10_000) }
+            try Context().connect(reader: inserted.reader).reconnect(initialization: .reset)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while result.current == nil && ContinuousClock.now < deadline { usleep(20_000) }
+            let r = try #require(result.current)
+            #expect(r.status == 74, "\(r.stderr)")
+            #expect(r.stderr.contains("reset by another program") && r.stderr.contains("was not sent") && r.stderr.contains("nothing was replayed"), "\(r.stderr)")
+            // The card saw each line before the failing one once, and nothing after it.
+            let line = try #require(Int(r.stderr.split(separator: " ")[2].dropLast()), "\(r.stderr)")
+            #expect(line >= 2)
+            print("reset between script lines: \(r.stderr)", terminator: "")
+            #expect(host.log.map(\.hexString) == lines.prefix(line - 1).map { $0 }, "\(host.log.map(\.hexString))")
+        }
+    }
+
     @Test("every subcommand refuses bad arguments with 64 and names the argument", arguments: [
         (["readers", "--bogus"], "--bogus"),
         (["watch", "--count", "0"], "--count"),

@@ -66,7 +66,19 @@ extension APDUCommand {
                         if output.json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
                         else { Terminal.print("reset") }
                     case let .apdu(command, expect, line):
-                        let response = try transport.send(command)
+                        let response: ResponseAPDU
+                        do {
+                            response = try transport.send(command)
+                        } catch {
+                            // pcscd refuses, unsent, the first APDU after another program reset the
+                            // card. Resync the handle and stop: whatever the earlier lines set up
+                            // (selected application, verified PIN) is gone, and replaying them
+                            // silently could repeat writes.
+                            guard let pcsc = error as? PCSCError, pcsc == .resetCard else { throw error }
+                            let resynced = (try? card.reconnect(initialization: .leave)) != nil
+                            throw Failure(.ioError, "line \(line): the card was reset by another program before this APDU, which was not sent; "
+                                + (resynced ? "reconnected, but " : "") + "the card's state from the earlier lines is gone, so the script stops here (nothing was replayed)")
+                        }
                         let sw = response.statusWord
                         let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
                         let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
