@@ -25,7 +25,7 @@ import Glibc
 final class HandleTableLock: @unchecked Sendable {
     static let shared = HandleTableLock()
 
-    enum Kind: Equatable {
+    enum Kind {
         /// A call on a card: transmit, control, status, transactions, reconnect, attributes.
         case cardCall
         /// `SCardConnect` to this reader.
@@ -34,15 +34,6 @@ final class HandleTableLock: @unchecked Sendable {
         /// handle when pcscd may make it wait for other handles' transactions (a disconnect that
         /// resets or unpowers).
         case change(waitsForTransactionsOn: (reader: String, handle: Int)?)
-
-        static func == (a: Kind, b: Kind) -> Bool {
-            switch (a, b) {
-            case (.cardCall, .cardCall): return true
-            case let (.connect(x), .connect(y)): return x == y
-            case let (.change(x), .change(y)): return x?.reader == y?.reader && x?.handle == y?.handle
-            default: return false
-            }
-        }
     }
 
     private enum Group { case cardCalls, connects, change }
