@@ -170,6 +170,7 @@ struct CLIFaultTests {
         (["ndef-write"], "say what to write"),
         (["ndef-write", "--message", "a", "--restore", "b"], "not several"),
         (["ndef-write", "--all-readers", "-r", "x", "--uri", "https://a.b"], "--all-readers and --reader"),
+        (["ndef-write", "--all-readers", "--wait", "5", "--uri", "https://a.b"], "--wait does not apply"),
         (["ndef-status", "--json", "--nope"], "--nope"),
         (["ndef-lock", "--yes", "--wait", "x"], "--wait"),
         (["ul-read", "--pages", "a-b"], "--pages"),

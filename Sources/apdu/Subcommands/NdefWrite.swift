@@ -35,6 +35,9 @@ extension APDUCommand {
 
         func validate() throws {
             if allReaders && readerOptions.reader != nil { throw ValidationError("--all-readers and --reader exclude each other") }
+            if allReaders && readerOptions.wait != nil {
+                throw ValidationError("--all-readers writes the tags present now; --wait does not apply (wait with `apdu watch --count N` first)")
+            }
             if allReaders && restore != nil { throw ValidationError("--restore puts one tag's backup back: use --reader, not --all-readers") }
             let sources = [message != nil, restore != nil, !items.isEmpty].filter { $0 }.count
             if sources == 0 { throw ValidationError("say what to write: record options (--uri …), --message FILE or --restore BACKUP") }
