@@ -14,20 +14,21 @@ import Glibc
 ///
 /// Deadlock freedom, given that pcscd itself makes calls wait for transactions of other handles
 /// (a card call, a connect, a non-leave disconnect):
-/// - card calls never wait for anything but a running connect or change, so a card call that
-///   pcscd holds back never keeps the transaction holder it waits for from its own calls;
 /// - a connect to, or a resetting disconnect of, a reader on which this process holds a
-///   transaction (`Card.withTransaction`) waits until that transaction ends, so pcscd never
-///   holds a running connect or change back for a transaction of this process.
-/// The price: a connect or disconnect waits while other threads' card calls overlap without a
-/// gap, and a connect that pcscd holds back for another process's transaction keeps this
+///   transaction (`Card.withTransaction`, announced before it begins) waits until that
+///   transaction ends, so pcscd never holds a running connect or change back for this process;
+/// - calls on a handle that holds a transaction always join running card calls, so a card call
+///   that pcscd holds back for that transaction never waits on a thread this lock blocks.
+/// Fairness: while a connect or change that could run waits, other new card calls wait behind it,
+/// so a stream of card calls from many threads cannot starve it.
+/// The price: a connect that pcscd holds back for another process's transaction keeps this
 /// process's card calls waiting until that ends.
 final class HandleTableLock: @unchecked Sendable {
     static let shared = HandleTableLock()
 
     enum Kind {
         /// A call on a card: transmit, control, status, transactions, reconnect, attributes.
-        case cardCall
+        case cardCall(handle: Int)
         /// `SCardConnect` to this reader.
         case connect(reader: String)
         /// `SCardDisconnect` or `SCardReleaseContext`; with the reader and the disconnecting
@@ -44,6 +45,10 @@ final class HandleTableLock: @unchecked Sendable {
     private var runningCount = 0
     /// Readers on which a `withTransaction` body of this process is running, with its handles.
     private var transactions: [String: [Int]] = [:]
+    private var holders: [Int: Int] = [:]
+    /// Connects and changes waiting to run, by ticket.
+    private var waitingWriters: [Int: Kind] = [:]
+    private var nextTicket = 0
 
     private init() {
         mutex = .allocate(capacity: 1)
@@ -60,13 +65,20 @@ final class HandleTableLock: @unchecked Sendable {
 
     /// `Card.withTransaction` reports the span of its transaction.
     func transactionBegan(on reader: String, handle: Int) {
-        locked { transactions[reader, default: []].append(handle) }
+        locked {
+            transactions[reader, default: []].append(handle)
+            holders[handle, default: 0] += 1
+            // A connect waiting for this reader no longer holds card calls back.
+            pthread_cond_broadcast(condition)
+        }
     }
 
     func transactionEnded(on reader: String, handle: Int) {
         locked {
             if let i = transactions[reader]?.firstIndex(of: handle) { transactions[reader]!.remove(at: i) }
             if transactions[reader]?.isEmpty == true { transactions[reader] = nil }
+            holders[handle, default: 1] -= 1
+            if holders[handle] == 0 { holders[handle] = nil }
             pthread_cond_broadcast(condition)
         }
     }
@@ -85,25 +97,57 @@ final class HandleTableLock: @unchecked Sendable {
         }
     }
 
-    private func mayEnter(_ kind: Kind) -> Bool {
+    /// Whether this process's transactions let pcscd run the call at once.
+    private func transactionsAllow(_ kind: Kind) -> Bool {
         switch kind {
-        case .cardCall:
-            return running == nil || running == .cardCalls
-        case let .connect(reader):
-            return (running == nil || running == .connects) && transactions[reader] == nil
+        case .cardCall: return true
+        case let .connect(reader): return transactions[reader] == nil
         case let .change(waits):
-            guard running == nil else { return false }
             guard let waits else { return true }
             return (transactions[waits.reader] ?? []).allSatisfy { $0 == waits.handle }
         }
     }
 
+    private func mayEnter(_ kind: Kind) -> Bool {
+        switch kind {
+        case let .cardCall(handle):
+            guard running == nil || running == .cardCalls else { return false }
+            if holders[handle] != nil { return true }
+            return !waitingWriters.values.contains { transactionsAllow($0) }
+        case .connect:
+            return (running == nil || running == .connects) && transactionsAllow(kind)
+        case .change:
+            return running == nil && transactionsAllow(kind)
+        }
+    }
+
     private func acquire(_ kind: Kind) {
         pthread_mutex_lock(mutex)
-        while !mayEnter(kind) { pthread_cond_wait(condition, mutex) }
+        var ticket: Int?
+        if !mayEnter(kind) {
+            if case .cardCall = kind {} else {
+                ticket = nextTicket
+                nextTicket += 1
+                waitingWriters[ticket!] = kind
+            }
+            repeat { pthread_cond_wait(condition, mutex) } while !mayEnterAsWaiter(kind, ticket: ticket)
+        }
+        if let ticket {
+            waitingWriters[ticket] = nil
+            // Card calls held back by this writer re-check.
+            pthread_cond_broadcast(condition)
+        }
         running = group(kind)
         runningCount += 1
         pthread_mutex_unlock(mutex)
+    }
+
+    /// A waiting writer does not hold itself back.
+    private func mayEnterAsWaiter(_ kind: Kind, ticket: Int?) -> Bool {
+        guard let ticket else { return mayEnter(kind) }
+        let mine = waitingWriters.removeValue(forKey: ticket)
+        defer { waitingWriters[ticket] = mine }
+        return mayEnter(kind)
     }
 
     private func release() {

@@ -127,7 +127,8 @@ struct CLIFaultTests {
     func resetBetweenCommands() async throws {
         let host = ApplicationHost(applications: [DemoApplication()])
         try await withInsertedCard(host, faults: Faults(delay: .milliseconds(400))) { inserted in
-            let lines = [demoSelect, "00EE000003AABBCC", "00EE000003DDEEFF", "00EE000003112233"]
+            // Eight lines at 400 ms each: the reset below lands well before the script could end.
+            let lines = [demoSelect] + (1...7).map { "00EE000003AABB" + String(format: "%02X", $0) }
             let result = Locked<CommandResult?>(nil)
             let thread = Thread {
                 let r = try? runAPDU(["script", "-r", inserted.reader, "-"], stdin: lines.joined(separator: "\n") + "\n")
@@ -143,7 +144,8 @@ struct CLIFaultTests {
             #expect(r.status == 74, "\(r.stderr)")
             #expect(r.stderr.contains("reset by another program") && r.stderr.contains("was not sent") && r.stderr.contains("nothing was replayed"), "\(r.stderr)")
             // The card saw each line before the failing one once, and nothing after it.
-            let line = try #require(Int(r.stderr.split(separator: " ")[2].dropLast()), "\(r.stderr)")
+            let match = try #require(r.stderr.firstMatch(of: /line (\d+):/), "exit \(r.status): \(r.stderr)")
+            let line = try #require(Int(match.1))
             #expect(line >= 2)
             print("reset between script lines: \(r.stderr)", terminator: "")
             #expect(host.log.map(\.hexString) == lines.prefix(line - 1).map { $0 }, "\(host.log.map(\.hexString))")
