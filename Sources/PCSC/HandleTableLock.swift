@@ -50,7 +50,7 @@ final class HandleTableLock: @unchecked Sendable {
     private var waitingWriters: [Int: Kind] = [:]
     private var nextTicket = 0
 
-    private init() {
+    init() {
         mutex = .allocate(capacity: 1)
         condition = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
