@@ -30,6 +30,11 @@ public final class Card: @unchecked Sendable {
         receiveBuffer.deallocate()
     }
 
+    /// One pcsclite call on this card, under the handle-table lock (see `HandleTableLock`).
+    private func cardCall<R>(_ call: () -> R) -> R {
+        HandleTableLock.shared.with(.cardCall(handle: Int(handle)), call)
+    }
+
     /// Ends the connection (`SCardDisconnect`), leaving the card as it is unless told otherwise.
     public func disconnect(_ disposition: Disposition = .leave) throws(PCSCError) {
         guard connected else { return }
@@ -43,7 +48,7 @@ public final class Card: @unchecked Sendable {
         share: ShareMode = .shared, protocols: Protocols = .any, initialization: Disposition = .leave
     ) throws(PCSCError) {
         var active: DWORD = 0
-        try check(HandleTableLock.shared.with(.cardCall(handle: Int(handle))) {
+        try check(cardCall {
             SCardReconnect(handle, DWORD(share.rawValue), DWORD(protocols.rawValue), DWORD(initialization.rawValue), &active)
         })
         activeProtocol = Protocols(rawValue: UInt32(active))
@@ -58,7 +63,7 @@ public final class Card: @unchecked Sendable {
         else { pci = cpcsc_pci_raw() }
         var length = DWORD(receiveBuffer.count)
         let rv = command.withUnsafeBufferPointer { cmd in
-            HandleTableLock.shared.with(.cardCall(handle: Int(handle))) {
+            cardCall {
                 SCardTransmit(handle, pci, cmd.baseAddress, DWORD(cmd.count), nil, receiveBuffer.baseAddress, &length)
             }
         }
@@ -104,7 +109,7 @@ public final class Card: @unchecked Sendable {
         let outputCount = output.count
         let rv = input.withUnsafeBytes { inBytes in
             output.withUnsafeMutableBytes { outBytes in
-                HandleTableLock.shared.with(.cardCall(handle: Int(handle))) {
+                cardCall {
                     SCardControl(handle, DWORD(code), inBytes.baseAddress, DWORD(inBytes.count),
                                  outBytes.baseAddress, DWORD(outputCount), &returned)
                 }
@@ -121,7 +126,7 @@ public final class Card: @unchecked Sendable {
         let size = Int(cpcsc_max_buffer_size())
         var buffer = [UInt8](repeating: 0, count: size)
         var length = DWORD(size)
-        try check(HandleTableLock.shared.with(.cardCall(handle: Int(handle))) { SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length) })
+        try check(cardCall { SCardGetAttrib(handle, DWORD(attribute.rawValue), &buffer, &length) })
         return Array(buffer.prefix(Int(min(length, DWORD(size)))))
     }
 
@@ -138,7 +143,7 @@ public final class Card: @unchecked Sendable {
         var proto: DWORD = 0
         var atr = [UInt8](repeating: 0, count: 33)
         var atrLength = DWORD(atr.count)
-        try check(HandleTableLock.shared.with(.cardCall(handle: Int(handle))) { SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength) })
+        try check(cardCall { SCardStatus(handle, &names, &nameLength, &state, &proto, &atr, &atrLength) })
         return CardStatus(
             readerNames: MultiString.split(names.prefix(Int(min(nameLength, DWORD(names.count)))).map { UInt8(bitPattern: $0) }),
             state: CardState(rawValue: UInt32(truncatingIfNeeded: state)),
@@ -155,7 +160,7 @@ public final class Card: @unchecked Sendable {
         // begin and the announcement, or pcscd would hold it back for this very transaction.
         lock.transactionBegan(on: reader, handle: Int(handle))
         do {
-            try check(lock.with(.cardCall(handle: Int(handle))) { SCardBeginTransaction(handle) })
+            try check(cardCall { SCardBeginTransaction(handle) })
         } catch {
             lock.transactionEnded(on: reader, handle: Int(handle))
             throw error
@@ -164,11 +169,11 @@ public final class Card: @unchecked Sendable {
         do {
             result = try body()
         } catch {
-            _ = lock.with(.cardCall(handle: Int(handle))) { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
+            _ = cardCall { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
             lock.transactionEnded(on: reader, handle: Int(handle))
             throw error
         }
-        let ended = lock.with(.cardCall(handle: Int(handle))) { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
+        let ended = cardCall { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
         lock.transactionEnded(on: reader, handle: Int(handle))
         try check(ended)
         return result

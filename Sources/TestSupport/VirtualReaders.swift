@@ -121,6 +121,24 @@ public func withInsertedCard<R: Sendable>(
     }
 }
 
+/// Inserts each of `cards` into a slot of its own (taken all at once), runs `body` with the slots
+/// in the same order, then removes the cards and frees the slots once pcscd has seen them go.
+public func withInsertedCards<R: Sendable>(
+    _ cards: [any EmulatedCard], _ body: ([ReaderSlot]) async throws -> R
+) async throws -> R {
+    let slots = try await ReaderSlots.shared.acquire(count: cards.count)
+    let clients = zip(slots, cards).map { VPCDClient(port: $0.port, card: $1) }
+    clients.forEach { $0.start() }
+    defer {
+        // Free the slots only once pcscd has seen the cards go, so the next test starts clean.
+        clients.forEach { $0.stop() }
+        for s in slots { try? waitForCard(in: s.reader, present: false) }
+        Task { for s in slots { await ReaderSlots.shared.release(s) } }
+    }
+    for slot in slots { try waitForCard(in: slot.reader, present: true) }
+    return try await body(slots)
+}
+
 /// A free slot with no card in it, for tests that manage insertion themselves.
 public func withEmptySlot<R: Sendable>(_ body: (ReaderSlot) async throws -> R) async throws -> R {
     let slot = try await ReaderSlots.shared.acquire()

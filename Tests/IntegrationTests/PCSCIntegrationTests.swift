@@ -130,47 +130,39 @@ struct PCSCIntegrationTests {
     /// `Scripts/stress` runs it for 30 s (APDU_CONCURRENCY_SECONDS).
     @Test("threads connecting, transmitting and disconnecting at once on four readers: no crash, every exchange whole")
     func concurrentHandles() async throws {
-        let slots = try await ReaderSlots.shared.acquire(count: 4)
-        let clients = slots.map { VPCDClient(port: $0.port, card: demoCard()) }
-        clients.forEach { $0.start() }
-        defer {
-            // Free the slots only once pcscd has seen the cards go, so the next test starts clean.
-            clients.forEach { $0.stop() }
-            for s in slots { try? waitForCard(in: s.reader, present: false) }
-            Task { for s in slots { await ReaderSlots.shared.release(s) } }
-        }
-        for slot in slots { try waitForCard(in: slot.reader, present: true) }
-        let seconds = ProcessInfo.processInfo.environment["APDU_CONCURRENCY_SECONDS"].flatMap(Double.init) ?? 3
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let cycles = Locked(0)
-        let failures = Locked([String]())
-        let group = DispatchGroup()
-        for t in 0..<16 {
-            let reader = slots[t % slots.count].reader
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                while ContinuousClock.now < deadline {
-                    do {
-                        let card = try Context().connect(reader: reader)
-                        let fci = try card.transmit(selectDemo)
-                        if fci.suffix(2) != [0x90, 0x00] { failures.withLock { $0.append("thread \(t): SELECT \(fci.suffix(2))") } }
-                        let payload: [UInt8] = [UInt8(t), 0x5A, 0xA5]
-                        let echo = try card.transmit([0x00, 0xEE, 0x00, 0x00, 0x03] + payload)
-                        if echo != payload + [0x90, 0x00] { failures.withLock { $0.append("thread \(t): \(echo)") } }
-                        try card.disconnect()
-                        cycles.withLock { $0 += 1 }
-                    } catch {
-                        failures.withLock { $0.append("thread \(t): \(error)") }
-                        return
+        try await withInsertedCards((0..<4).map { _ in demoCard() }) { slots in
+            let seconds = ProcessInfo.processInfo.environment["APDU_CONCURRENCY_SECONDS"].flatMap(Double.init) ?? 3
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            let cycles = Locked(0)
+            let failures = Locked([String]())
+            let group = DispatchGroup()
+            for t in 0..<16 {
+                let reader = slots[t % slots.count].reader
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    while ContinuousClock.now < deadline {
+                        do {
+                            let card = try Context().connect(reader: reader)
+                            let fci = try card.transmit(selectDemo)
+                            if fci.suffix(2) != [0x90, 0x00] { failures.withLock { $0.append("thread \(t): SELECT \(fci.suffix(2))") } }
+                            let payload: [UInt8] = [UInt8(t), 0x5A, 0xA5]
+                            let echo = try card.transmit([0x00, 0xEE, 0x00, 0x00, 0x03] + payload)
+                            if echo != payload + [0x90, 0x00] { failures.withLock { $0.append("thread \(t): \(echo)") } }
+                            try card.disconnect()
+                            cycles.withLock { $0 += 1 }
+                        } catch {
+                            failures.withLock { $0.append("thread \(t): \(error)") }
+                            return
+                        }
                     }
-                }
-            }.start()
+                }.start()
+            }
+            group.wait()
+            #expect(failures.current.isEmpty, "\(failures.current.prefix(5))")
+            #expect(cycles.current > 100, "only \(cycles.current) cycles")
+            print("concurrent handles: \(cycles.current) connect/transmit/disconnect cycles on 16 threads in \(seconds) s")
         }
-        group.wait()
-        #expect(failures.current.isEmpty, "\(failures.current.prefix(5))")
-        #expect(cycles.current > 100, "only \(cycles.current) cycles")
-        print("concurrent handles: \(cycles.current) connect/transmit/disconnect cycles on 16 threads in \(seconds) s")
     }
 
     @Test("an extended response far beyond 258 bytes fits the receive buffer")
@@ -216,41 +208,33 @@ struct PCSCIntegrationTests {
     /// disconnects and a fourth connects to the same reader; all finish once the transaction ends.
     @Test("transactions, waiting transmits, connects and disconnects on other threads: no deadlock")
     func transactionsWithConnectsAndDisconnects() async throws {
-        let slots = try await ReaderSlots.shared.acquire(count: 2)
-        let clients = slots.map { VPCDClient(port: $0.port, card: demoCard()) }
-        clients.forEach { $0.start() }
-        defer {
-            // Free the slots only once pcscd has seen the cards go, so the next test starts clean.
-            clients.forEach { $0.stop() }
-            for s in slots { try? waitForCard(in: s.reader, present: false) }
-            Task { for s in slots { await ReaderSlots.shared.release(s) } }
+        try await withInsertedCards((0..<2).map { _ in demoCard() }) { slots in
+            let holder = try Context().connect(reader: slots[0].reader)
+            let waiter = try Context().connect(reader: slots[0].reader)
+            let elsewhere = try Context().connect(reader: slots[1].reader)
+            let finished = Locked([String]())
+            let group = DispatchGroup()
+            func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    do { try body(); finished.withLock { $0.append(name) } } catch { finished.withLock { $0.append("\(name) failed: \(error)") } }
+                }.start()
+            }
+            try holder.withTransaction {
+                spawn("transmit") { _ = try waiter.transmit(selectDemo) }
+                usleep(100_000)
+                spawn("disconnect") { try elsewhere.disconnect() }
+                spawn("connect") { try Context().connect(reader: slots[0].reader).disconnect() }
+                usleep(200_000)
+                #expect(!finished.current.contains("transmit"), "the waiting transmit got in during the transaction")
+                let answer = try holder.transmit(selectDemo)
+                #expect(answer.suffix(2) == [0x90, 0x00])
+            }
+            let inTime = group.wait(timeout: .now() + 10) == .success
+            #expect(inTime, "deadlock: only \(finished.current) finished")
+            #expect(Set(finished.current) == ["transmit", "disconnect", "connect"])
         }
-        for slot in slots { try waitForCard(in: slot.reader, present: true) }
-        let holder = try Context().connect(reader: slots[0].reader)
-        let waiter = try Context().connect(reader: slots[0].reader)
-        let elsewhere = try Context().connect(reader: slots[1].reader)
-        let finished = Locked([String]())
-        let group = DispatchGroup()
-        func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                do { try body(); finished.withLock { $0.append(name) } } catch { finished.withLock { $0.append("\(name) failed: \(error)") } }
-            }.start()
-        }
-        try holder.withTransaction {
-            spawn("transmit") { _ = try waiter.transmit(selectDemo) }
-            usleep(100_000)
-            spawn("disconnect") { try elsewhere.disconnect() }
-            spawn("connect") { try Context().connect(reader: slots[0].reader).disconnect() }
-            usleep(200_000)
-            #expect(!finished.current.contains("transmit"), "the waiting transmit got in during the transaction")
-            let answer = try holder.transmit(selectDemo)
-            #expect(answer.suffix(2) == [0x90, 0x00])
-        }
-        let inTime = group.wait(timeout: .now() + 10) == .success
-        #expect(inTime, "deadlock: only \(finished.current) finished")
-        #expect(Set(finished.current) == ["transmit", "disconnect", "connect"])
     }
 
     @Test("a reset by another handle is reported, and reconnect recovers")

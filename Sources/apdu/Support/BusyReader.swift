@@ -61,10 +61,12 @@ final class BusyReaderGate: @unchecked Sendable {
 
 extension ReaderSelection {
     /// Connects to `reader`, watched by a `BusyReaderGate`: another program's transaction is
-    /// waited out for up to `wait` (at least `BusyReaderGate.defaultPatience`), then exit 75.
-    /// Call `gate.proceed()` once the command's transaction has begun, `gate.standDown()` after.
-    func connectWatched(_ reader: String, wait: Duration?) throws -> (card: Card, gate: BusyReaderGate) {
-        let gate = BusyReaderGate(reader: reader, deadline: .now + max(wait ?? .zero, BusyReaderGate.defaultPatience), waitGiven: wait != nil)
+    /// waited out until `wait` after `waitStarted` (and at least `BusyReaderGate.defaultPatience`
+    /// from now), then exit 75. Call `gate.proceed()` once the command's transaction has begun,
+    /// `gate.standDown()` after.
+    func connectWatched(_ reader: String, wait: Duration?, waitStarted: ContinuousClock.Instant = .now) throws -> (card: Card, gate: BusyReaderGate) {
+        let deadline = max(waitStarted + (wait ?? .zero), .now + BusyReaderGate.defaultPatience)
+        let gate = BusyReaderGate(reader: reader, deadline: deadline, waitGiven: wait != nil)
         do {
             return (try context.connect(reader: reader), gate)
         } catch {

@@ -25,7 +25,8 @@ struct TagSession {
     /// until the deadline: the whole open starts over on a fresh context. Without one, it fails
     /// at once (69). Once `body` has started, nothing is retried.
     static func withTag<T>(reader requested: String?, wait: Duration?, trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
-        let deadline = ContinuousClock.now + (wait ?? .zero)
+        let start = ContinuousClock.now
+        let deadline = start + (wait ?? .zero)
         while true {
             var started = false
             do {
@@ -33,9 +34,10 @@ struct TagSession {
                 let (reader, atr) = try selection.chooseCard(requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) })
                 // Another program's transaction is waited out until the --wait deadline (at least
                 // a couple of seconds), then the command gives up with 75 before touching the card.
-                let gate = BusyReaderGate(reader: reader, deadline: max(deadline, .now + BusyReaderGate.defaultPatience), waitGiven: wait != nil)
+                let (card, gate) = try selection.connectWatched(reader, wait: wait, waitStarted: start)
                 defer { gate.standDown() }
-                return try withTag(context: selection.context, reader: reader, atr: atr, trace: trace, gate: gate) { session in
+                defer { try? card.disconnect() }
+                return try withTag(card: card, atr: atr, trace: trace, gate: gate) { session in
                     started = true
                     return try body(session)
                 }
@@ -54,11 +56,11 @@ struct TagSession {
     /// Connects to `reader` through `context` and runs `body` on the detected tag. `atr` is what
     /// pcscd reported in the reader's state (empty: ask the connection). Were the card swapped in
     /// between, detection fails on the new card before anything is written.
-    static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions, gate: BusyReaderGate? = nil,
+    static func withTag<T>(context: Context, reader: String, atr knownATR: [UInt8], trace: TraceOptions,
                            _ body: (TagSession) throws -> T) throws -> T {
         let card = try context.connect(reader: reader)
         defer { try? card.disconnect() }
-        return try withTag(card: card, atr: knownATR, trace: trace, gate: gate, body)
+        return try withTag(card: card, atr: knownATR, trace: trace, body)
     }
 
     /// Detects the tag on a connection the caller made (and will end) and runs `body`.
