@@ -56,7 +56,7 @@ public struct APDUScript: Hashable, Sendable {
         var pending = ""
         var pendingLine = 0
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in TextInput.normalized(text).split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }

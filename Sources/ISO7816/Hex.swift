@@ -32,14 +32,16 @@ public enum Hex {
         var highPosition = 0
         var position = 0
         var digits = 0
-        for character in text {
+        // Scalars, not Characters: "\r\n" is one Character, and a leading byte order mark is
+        // no hex digit but no error either.
+        for scalar in text.unicodeScalars {
             position += 1
-            if character == " " || character == "\t" || character == "\n" || character == "\r"
-                || character == ":" || character == "-" || character == "_" {
+            if scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r"
+                || scalar == ":" || scalar == "-" || scalar == "_" || (scalar == "\u{FEFF}" && position == 1) {
                 continue
             }
-            guard let ascii = character.asciiValue, let nibble = nibbleValue(ascii) else {
-                throw .invalidCharacter(character, position: position)
+            guard scalar.isASCII, let nibble = nibbleValue(UInt8(scalar.value)) else {
+                throw .invalidCharacter(Character(scalar), position: position)
             }
             digits += 1
             if let h = high {

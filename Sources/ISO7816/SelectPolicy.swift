@@ -48,7 +48,7 @@ public struct SelectPolicy: Sendable, Hashable {
     /// AID are fine), `#` starts a comment.
     public init(list text: String) throws(EntryError) {
         var entries: [Entry] = []
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+        for line in TextInput.normalized(text).split(separator: "\n") {
             let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             for token in content.split(whereSeparator: { $0 == "," || $0 == ";" }) where token.contains(where: { !$0.isWhitespace }) {
                 entries.append(try Entry(parsing: token))

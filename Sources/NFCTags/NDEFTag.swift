@@ -11,16 +11,14 @@ public protocol NDEFTag: AnyObject {
     var capacity: Int { get }
     func readNDEF() throws -> [UInt8]
     func writeNDEF(_ message: [UInt8]) throws
-    /// Reads the current message, hands it to `keep` (a backup must be safe before the tag
-    /// changes), then writes `message`. Run it inside one transaction.
-    func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws
-}
-
-extension NDEFTag {
-    public func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws {
-        try keep(try readNDEF())
-        try writeNDEF(message)
-    }
+    /// Reads the current message, hands a backup of it to `keep` (it must be safe before the
+    /// tag changes), then writes `message`. Run it inside one transaction.
+    ///
+    /// Once the tag has changed, a failure is a `WriteInterrupted` that says what the tag can
+    /// hold; before that, the error is the cause itself and nothing was written.
+    func replaceNDEF(with message: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws
+    /// Puts a backup back exactly, from whatever state a cut write left (see `TagBackup`).
+    func restore(_ backup: TagBackup, allowingOtherTag: Bool) throws
 }
 
 extension Type4Tag: NDEFTag {

@@ -143,68 +143,229 @@ public struct Type2TLVArea: Hashable, Sendable {
     }
 }
 
+/// The lock state of a Type 2 tag, worked out from the CC, the static lock bits (page 2), the
+/// dynamic lock bits and, where the chip has them, AUTH0/PROT.
+public struct Type2LockState: Sendable, Hashable {
+    /// Where a dynamic lock area's position came from.
+    public enum Source: Sendable, Hashable, CustomStringConvertible {
+        case lockControlTLV
+        case chip(String)
+        /// The NFC Forum's default (right after the data area), for a chip we cannot name.
+        case nfcForumDefault
+        public var description: String {
+            switch self {
+            case .lockControlTLV: return "lock control TLV"
+            case let .chip(name): return "\(name) datasheet"
+            case .nfcForumDefault: return "NFC Forum default position (chip unknown)"
+            }
+        }
+    }
+
+    public struct DynamicArea: Sendable, Hashable {
+        /// Absolute address of the first lock byte.
+        public var position: Int
+        public var bits: Int
+        /// Bytes each bit locks, from the data area's byte 48 (page 16) on.
+        public var bytesLockedPerBit: Int
+        public var source: Source
+        /// The lock bytes as read (nil: not readable here).
+        public var bytes: [UInt8]?
+        public var byteCount: Int { (bits + 7) / 8 }
+        /// The bytes with every lock bit set (other bits as they are).
+        public var lockedBytes: [UInt8]? {
+            bytes.map { b in (0..<byteCount).map { i in b[i] | UInt8(truncatingIfNeeded: (1 << min(8, bits - i * 8)) - 1) } }
+        }
+        public var isFullyLocked: Bool { bytes != nil && bytes == lockedBytes }
+    }
+
+    public enum Password: Sendable, Hashable, CustomStringConvertible {
+        /// The chip has no password feature (or it is unknown to have one).
+        case none
+        case disabled
+        /// Pages from `fromPage` need PWD_AUTH to be written (and read, with `reads`).
+        case protects(fromPage: Int, reads: Bool)
+        /// The configuration could not be read (it may itself be protected).
+        case unknown(String)
+        public var description: String {
+            switch self {
+            case .none: return "not supported by the chip"
+            case .disabled: return "disabled"
+            case let .protects(page, reads): return "\(reads ? "reads and writes" : "writes") of pages \(page) on need the password"
+            case let .unknown(why): return "unknown (\(why))"
+            }
+        }
+    }
+
+    public var ccWriteAccess: UInt8
+    public var staticLockBytes: [UInt8]
+    public var dynamicAreas: [DynamicArea]
+    public var password: Password
+    /// Pages no write can change (lock bits), sorted.
+    public var lockedPages: [Int]
+
+    /// Whether every lock the tag has is set: CC read-only, static and dynamic lock bits.
+    public var isFullyLocked: Bool {
+        ccWriteAccess == 0x0F && staticLockBytes == [0xFF, 0xFF] && dynamicAreas.allSatisfy(\.isFullyLocked)
+    }
+    /// Some but not all of the locks are set (an interrupted lock, or a partly locked tag).
+    public var isPartlyLocked: Bool {
+        !isFullyLocked && (ccWriteAccess != 0 || staticLockBytes != [0, 0] || dynamicAreas.contains { ($0.bytes ?? []).contains { $0 != 0 } })
+    }
+
+    public func isWritable(page: Int) -> Bool {
+        if lockedPages.contains(page) { return false }
+        if case let .protects(from, _) = password, page >= from { return false }
+        return true
+    }
+
+    /// The pages the lock bits cover, as ranges for people.
+    public var lockedRanges: [ClosedRange<Int>] {
+        var out: [ClosedRange<Int>] = []
+        for p in lockedPages {
+            if let last = out.last, last.upperBound + 1 == p { out[out.count - 1] = last.lowerBound...p } else { out.append(p...p) }
+        }
+        return out
+    }
+}
+
 /// An NFC Forum Type 2 tag behind a PC/SC reader, through Part 3 storage-card pseudo-APDUs.
+///
+/// Every write, restore and lock follows one rule: the tag passes only through states a reader
+/// sees as the old message, an empty one, or the new one. Writes change one "commit byte" — the
+/// first byte of the NDEF TLV's length — to 0 first, write every other changed page, and write
+/// the commit byte's page last; a 3-byte length split over two pages is therefore never half
+/// written. Pages whose bytes do not change are not written, so locked but unchanged pages are
+/// no obstacle, and every page that would change is checked against the lock bits and AUTH0
+/// before the first write.
 public final class Type2Tag: NDEFTag {
     public let transport: APDUTransport
     public let uid: [UInt8]?
+    /// The PC/SC Part 3 card name from the ATR, when known.
+    public let cardName: UInt16?
     public private(set) var header: [UInt8]          // pages 0-3
     public private(set) var capabilityContainer: Type2CapabilityContainer
     /// Pages read so far, as a memory image (unknown bytes are 0).
     public private(set) var image: [UInt8]
     public private(set) var tlv: Type2TLVArea
+    /// Why the TLV area could not be used (set only by a tolerant detection).
+    public private(set) var layoutError: TagError?
     /// Most bytes one READ BINARY returns (4 pages on every PC/SC reader).
     public static let readLimit = 16
+    /// Storage pseudo-APDUs carry the page in P2 alone: pages 0-255 (bytes 0-1023). Past that a
+    /// tag needs SECTOR_SELECT, which needs a raw tag-command path.
+    public static let addressablePages = 256
+    static let addressableBytes = addressablePages * 4
 
     public var kind: String { "type2" }
     public var mappingVersion: String { capabilityContainer.versionString }
+    /// The largest message as the CC declares it (NFC Forum counting).
     public var capacity: Int { tlv.capacity }
     var dataArea: Range<Int> { 16..<(16 + capabilityContainer.dataAreaSize) }
 
-    /// The chip, and the evidence for it.
-    public var chip: (name: String, evidence: String) {
-        let names: [Int: String] = [48: "MIFARE Ultralight", 144: "NTAG213 or MIFARE Ultralight C", 496: "NTAG215", 504: "NTAG215", 872: "NTAG216", 888: "NTAG216"]
-        return (names[capabilityContainer.dataAreaSize] ?? "unknown Type 2 chip", "capability container data area of \(capabilityContainer.dataAreaSize) bytes (no GET_VERSION: the reader offers no transparent exchange here)")
+    /// The largest message this reader can reach: the capacity, less what lies past page 255.
+    public var reachableCapacity: Int {
+        guard let start = tlv.ndefTLVPosition else { return 0 }
+        guard dataArea.upperBound > Self.addressableBytes else { return capacity }
+        let reachable = tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes)
+        return reachable - 2 >= 0xFF ? reachable - 4 : max(0, reachable - 2)
     }
 
-    /// Whether the ATR says "storage card of the MIFARE Ultralight family" (PC/SC Part 3).
+    /// The largest message the chip's real user memory would hold with a CC that covered it
+    /// all (NTAG215/216 ship CCs that leave 8 / 16 bytes out), when the chip is known.
+    public var chipCapacity: Int? {
+        guard let chip = chip.chip, chip.userMemoryEnd > dataArea.upperBound, let start = tlv.ndefTLVPosition else { return nil }
+        let available = tlv.availableBytes(from: start) + chip.userMemoryEnd - dataArea.upperBound
+        return available - 2 >= 0xFF ? available - 4 : max(0, available - 2)
+    }
+
+    /// The chip, and the evidence for it.
+    public private(set) lazy var chip: (chip: Type2Chip?, name: String, evidence: String) = identifyChip()
+
+    func identifyChip() -> (Type2Chip?, String, String) {
+        let size = capabilityContainer.bytes[2]
+        let candidates = Type2Chip.candidates(cardName: cardName, ccSize: size)
+        let evidence = "CC size \(capabilityContainer.dataAreaSize) bytes" + (cardName.map { ", ATR card name \(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)]))" } ?? "")
+            + " (no GET_VERSION: the reader offers no transparent exchange here)"
+        if candidates.count == 1 { return (candidates[0], candidates[0].name, evidence) }
+        if candidates.count > 1 {
+            // Ultralight (16 pages) or a chip with configuration pages at 10h: one READ tells.
+            // An Ultralight NAKs page 16; a read-protected configuration NAKs too, and is then
+            // treated as the chip without passwords would be, with the password state unknown.
+            if let withConfig = candidates.first(where: { $0.passwords != nil }), let page = withConfig.passwords?.auth0Page,
+               (try? readPages(page)) != nil {
+                return (withConfig, candidates.filter { $0.passwords != nil }.map(\.name).joined(separator: " or "), evidence + "; configuration pages at \(page) answer")
+            }
+            let plain = candidates.first { $0.passwords == nil } ?? candidates[0]
+            return (plain, candidates.map(\.name).joined(separator: " or "), evidence + "; no configuration pages answered")
+        }
+        return (nil, "unknown Type 2 chip", evidence)
+    }
+
+    /// Whether the ATR says "storage card of the MIFARE Ultralight family" (PC/SC Part 3):
+    /// Ultralight and NTAG21x (0003), Ultralight C (003A), Ultralight EV1 (003D).
     public static func isType2(atr: [UInt8]) -> Bool {
         guard let s = (try? ATR(bytes: atr))?.storageCard else { return false }
-        return s.cardName == 0x0003 || s.cardName == 0x003A
+        return [0x0003, 0x003A, 0x003D].contains(s.cardName)
     }
 
-    /// Reads the UID, pages 0-3 and the TLV area up to the NDEF TLV.
-    public static func detect(_ transport: APDUTransport) throws -> Type2Tag {
+    /// Reads the UID, pages 0-3 and the TLV area up to the NDEF TLV. `tolerant`: a TLV area that
+    /// does not parse (a lying length) is kept in `layoutError` instead of thrown, so a restore
+    /// can still put a backup back; the CC must still be valid.
+    public static func detect(_ transport: APDUTransport, atr: [UInt8] = [], tolerant: Bool = false) throws -> Type2Tag {
         let uidResponse = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256))
-        let uid = uidResponse.statusWord == .success ? uidResponse.data : nil
-        let tag = Type2Tag(transport: transport, uid: uid)
-        try tag.load()
+        let uid = uidResponse.statusWord == .success && (4...10).contains(uidResponse.data.count) ? uidResponse.data : nil
+        let tag = Type2Tag(transport: transport, uid: uid, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName)
+        try tag.load(tolerant: tolerant)
         return tag
     }
 
-    init(transport: APDUTransport, uid: [UInt8]?) {
+    public init(transport: APDUTransport, uid: [UInt8]?, cardName: UInt16? = nil) {
         self.transport = transport
         self.uid = uid
+        self.cardName = cardName
         header = []
         capabilityContainer = try! Type2CapabilityContainer(bytes: [0xE1, 0x10, 0x01, 0x00])
         image = []
         tlv = try! Type2TLVArea(memory: [UInt8](repeating: 0, count: 24), dataArea: 16..<24)
     }
 
-    /// Reads 16 bytes (4 pages) at `page`.
+    /// Reads 16 bytes (4 pages) at `page` (0-255).
     func readPages(_ page: Int) throws -> [UInt8] {
-        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page & 0xFF), ne: Self.readLimit))
-        guard r.statusWord == .success, r.data.count == Self.readLimit else {
+        guard (0..<Self.addressablePages).contains(page) else {
+            throw TagError(.beyondReach, "page \(page) is past what PC/SC storage READ BINARY can address (pages 0-255; larger tags need SECTOR_SELECT through a raw tag-command path)")
+        }
+        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: Self.readLimit))
+        guard r.statusWord == .success else {
             throw TagError(.readFailed, "READ BINARY of page \(page) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
+        }
+        guard r.data.count == Self.readLimit else {
+            throw TagError(.readFailed, "READ BINARY of page \(page) answered \(r.data.count) bytes, 16 expected")
         }
         return r.data
     }
 
     /// Fills `image` for bytes `range` (whole 16-byte reads, nothing read twice).
+    ///
+    /// A READ that runs into a read-protected area rolls over to page 0 there (NTAG21x), so
+    /// 16 bytes can end in copies of pages 0-3: such pages are read again on their own, and a
+    /// refusal then means the password protects them. Nothing rolled over is ever used.
     func ensureRead(_ range: Range<Int>) throws {
+        guard !range.isEmpty else { return }
+        guard range.upperBound <= Self.addressableBytes else {
+            throw TagError(.beyondReach, "the tag's data reaches byte \(range.upperBound - 1) (page \((range.upperBound - 1) / 4)), past page 255, the last this reader path can address (storage READ/UPDATE BINARY carry the page in one byte; larger tags need SECTOR_SELECT through a raw tag-command path)")
+        }
+        if range.upperBound > image.count { image += [UInt8](repeating: 0, count: range.upperBound - image.count) }
         var a = range.lowerBound - range.lowerBound % 16
         while a < range.upperBound {
             if !loaded.contains(a / 16) {
-                let bytes = try readPages(a / 4)
+                var bytes = try readPages(a / 4)
+                if a > 0, !header.isEmpty {
+                    for k in 1..<4 where Array(bytes[(k * 4)...]) == Array(header.prefix(16 - k * 4)) {
+                        let fresh = try readPages(a / 4 + k)
+                        bytes.replaceSubrange((k * 4)..., with: fresh.prefix(16 - k * 4))
+                        break
+                    }
+                }
                 for (i, b) in bytes.enumerated() where a + i < image.count { image[a + i] = b }
                 loaded.insert(a / 16)
             }
@@ -213,59 +374,130 @@ public final class Type2Tag: NDEFTag {
     }
     private var loaded: Set<Int> = []
 
-    func load() throws {
+    func load(tolerant: Bool = false) throws {
         header = try readPages(0)
         capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
-        image = [UInt8](repeating: 0, count: 16 + capabilityContainer.dataAreaSize + 64)
+        image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, Self.addressableBytes))
         loaded = [0]
+        lockState = nil
+        chip = identifyChip()
         for (i, b) in header.enumerated() { image[i] = b }
-        // Read the data area progressively until the TLV walk succeeds: most tags need one read.
-        var end = min(dataArea.upperBound, 32)
+        do {
+            try walkTLVs()
+            layoutError = nil
+        } catch let error as TagError where tolerant && error.kind != .beyondReach {
+            layoutError = error
+        }
+    }
+
+    /// Reads the data area progressively until the TLV walk finds the NDEF TLV: most tags need one read.
+    func walkTLVs() throws {
+        let end = min(dataArea.upperBound, Self.addressableBytes)
+        var readTo = min(end, 32)
         while true {
-            try ensureRead(16..<end)
-            let walk = Result { () throws(TagError) in try Type2TLVArea(memory: Array(image.prefix(end)), dataArea: 16..<end) }
+            try ensureRead(16..<readTo)
+            let walk = Result { () throws(TagError) in try Type2TLVArea(memory: Array(image.prefix(readTo)), dataArea: 16..<readTo) }
             switch walk {
             case let .success(area):
-                tlv = area
-                if area.ndefTLVPosition != nil || end == dataArea.upperBound { break }
+                if area.ndefTLVPosition != nil || readTo == end { tlv = area }
             case let .failure(error):
                 // A walk that ran past what was read reads on; anything else is the tag's fault.
-                if error.kind != .lengthLies || end == dataArea.upperBound { throw error }
+                if error.kind != .lengthLies || readTo == end {
+                    if readTo == end && end < dataArea.upperBound { break }
+                    throw error
+                }
             }
-            if tlv.ndefTLVPosition != nil || end == dataArea.upperBound { break }
-            end = min(dataArea.upperBound, end + 16)
+            if (try? walk.get())?.ndefTLVPosition != nil || readTo == end { break }
+            readTo = min(end, readTo + 16)
         }
-        tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)), dataArea: dataArea)
-        guard tlv.ndefTLVPosition != nil else {
+        // The whole data area's TLV structure, with bytes past page 255 unknown (zeros): the walk
+        // stops at the NDEF TLV, which must itself be reachable.
+        var memory = Array(image.prefix(end))
+        memory += [UInt8](repeating: 0, count: max(0, dataArea.upperBound - memory.count))
+        let area = try Type2TLVArea(memory: memory, dataArea: dataArea)
+        guard let position = area.ndefTLVPosition else {
             throw TagError(.notNDEF, "the tag is formatted (CC \(capabilityContainer.bytes.hexString)) but has no NDEF TLV")
         }
+        guard position + 1 + area.ndefLengthFieldSize <= Self.addressableBytes else {
+            throw TagError(.beyondReach, "the NDEF TLV is at byte \(position), past page 255, the last this reader path can address")
+        }
+        tlv = area
     }
 
     public var status: NDEFStatus {
         if capabilityContainer.readAccess != 0 { return .notSupported }
         if capabilityContainer.writeAccess != 0 { return .readOnly }
-        let lock0 = header[10], lock1 = header[11]
-        if lock0 & 0xF0 != 0 || lock1 != 0 { return .readOnly }
-        return dynamicLocksSet ? .readOnly : .readWrite
+        guard let commit = commitPosition, let state = try? readLockState() else { return .readWrite }
+        return state.isWritable(page: commit / 4) ? .readWrite : .readOnly
     }
 
-    var dynamicLockAreas: [Type2TLVArea.LockArea] {
-        if !tlv.lockAreas.isEmpty { return tlv.lockAreas }
-        let size = capabilityContainer.dataAreaSize
-        guard size > 48 else { return [] }
-        // No lock control TLV: the default dynamic lock bits follow the data area (T2T §4.6.2.2).
-        return [Type2TLVArea.LockArea(position: dataArea.upperBound, bits: (size - 48 + 7) / 8, bytesLockedPerBit: 8)]
+    /// The NDEF TLV's first length byte: the one byte whose change makes a write take effect.
+    var commitPosition: Int? {
+        guard let start = tlv.ndefTLVPosition else { return nil }
+        let p = tlv.positions(from: start, count: 2)
+        return p.count == 2 ? p[1] : nil
     }
 
-    var dynamicLocksSet: Bool {
-        for area in dynamicLockAreas {
-            guard (try? ensureRead(area.position..<(area.position + area.byteCount))) != nil else { continue }
-            for i in 0..<area.byteCount where area.position + i < image.count && image[area.position + i] != 0 { return true }
+    private var lockState: Type2LockState?
+
+    /// The lock state (reads the dynamic lock bytes and configuration pages once: one READ on
+    /// NTAG21x, whose CFG pages follow the lock page).
+    public func readLockState() throws -> Type2LockState {
+        if let lockState { return lockState }
+        let ccByte = capabilityContainer.bytes[3] & 0x0F
+        let staticBytes = Array(header[10...11])
+        var areas: [Type2LockState.DynamicArea] = []
+        let known = chip.chip
+        if !tlv.lockAreas.isEmpty {
+            areas = tlv.lockAreas.map { .init(position: $0.position, bits: $0.bits, bytesLockedPerBit: $0.bytesLockedPerBit, source: .lockControlTLV) }
+        } else if let d = known?.dynamicLock {
+            areas = [.init(position: d.page * 4, bits: d.bits, bytesLockedPerBit: d.pagesPerBit * 4, source: .chip(known!.name))]
+        } else if known == nil, capabilityContainer.dataAreaSize > 48 {
+            // No lock control TLV, chip unknown: the NFC Forum default (T2T §4.6.2.2).
+            areas = [.init(position: dataArea.upperBound, bits: (capabilityContainer.dataAreaSize - 48 + 7) / 8, bytesLockedPerBit: 8, source: .nfcForumDefault)]
         }
-        return false
+        for i in areas.indices {
+            let a = areas[i]
+            let memoryEnd = known.map { $0.pages * 4 } ?? Self.addressableBytes
+            guard a.position >= 16, a.position + a.byteCount <= min(memoryEnd, Self.addressableBytes) else { continue }
+            if (try? ensureRead(a.position..<(a.position + a.byteCount))) != nil {
+                areas[i].bytes = Array(image[a.position..<(a.position + a.byteCount)])
+            }
+        }
+        var password = Type2LockState.Password.none
+        if let p = known?.passwords {
+            do {
+                try ensureRead((p.auth0Page * 4)..<(p.accessPage * 4 + 4))
+                let auth0 = Int(image[p.auth0Page * 4 + p.auth0Byte])
+                let bitSet = image[p.accessPage * 4 + p.accessByte] & p.protectionBit != 0
+                password = auth0 >= p.disabledFrom ? .disabled : .protects(fromPage: auth0, reads: bitSet == p.readsProtectedWhenBitSet)
+            } catch {
+                password = .unknown("the configuration pages cannot be read; they may be password-protected")
+            }
+        }
+        var locked = Set<Int>()
+        for page in 3...15 {
+            let bit = page < 8 ? staticBytes[0] & (1 << page) : staticBytes[1] & (1 << (page - 8))
+            if bit != 0 { locked.insert(page) }
+        }
+        for a in areas {
+            guard let bytes = a.bytes else {
+                // Unreadable lock bits: assume the worst for the pages they cover.
+                locked.formUnion(16..<(16 + a.bits * a.bytesLockedPerBit / 4))
+                continue
+            }
+            for bit in 0..<a.bits where bytes[bit / 8] & (1 << (bit % 8)) != 0 {
+                let first = 64 + bit * a.bytesLockedPerBit
+                locked.formUnion((first / 4)..<((first + a.bytesLockedPerBit + 3) / 4))
+            }
+        }
+        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, password: password, lockedPages: locked.sorted())
+        lockState = state
+        return state
     }
 
     public func readNDEF() throws -> [UInt8] {
+        if let layoutError { throw layoutError }
         guard capabilityContainer.readAccess == 0 else {
             throw TagError(.readOnly, "the tag does not allow reading (CC read access \(capabilityContainer.readAccess))")
         }
@@ -278,91 +510,229 @@ public final class Type2Tag: NDEFTag {
         return positions.dropFirst(1 + tlv.ndefLengthFieldSize).map { image[$0] }
     }
 
-    /// Writes the message power-loss-safe: NDEF TLV length 0, the data pages (with the
-    /// terminator after the message), then the real length; then reads it back.
+    /// The bytes a backup needs to put the current message back exactly: from the first TLV to
+    /// the end of the NDEF TLV (and its terminator), in whole pages.
+    public func backup(reader: String? = nil) throws -> TagBackup {
+        let message = try readNDEF()
+        let start = tlv.ndefTLVPosition!
+        var positions = tlv.positions(from: start, count: 1 + tlv.ndefLengthFieldSize + message.count + 1)
+        if positions.count > 1 + tlv.ndefLengthFieldSize + message.count {
+            try ensureRead(positions.last!..<(positions.last! + 1))
+            if image[positions.last!] != 0xFE { positions.removeLast() }
+        }
+        let end = ((positions.last ?? start) / 4 + 1) * 4
+        try ensureRead(16..<end)
+        return TagBackup(kind: kind, uid: uid, capabilityContainer: capabilityContainer.bytes, start: 16, bytes: Array(image[16..<end]), message: message, reader: reader)
+    }
+
     public func writeNDEF(_ message: [UInt8]) throws {
-        guard status == .readWrite else { throw TagError(.readOnly, "the tag is \(status.rawValue)") }
+        try write(message)
+    }
+
+    public func replaceNDEF(with message: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws {
+        try checkWritable(message)
+        try keep(try backup())
+        try write(message)
+    }
+
+    func checkWritable(_ message: [UInt8]) throws {
+        if let layoutError { throw layoutError }
+        guard capabilityContainer.writeAccess == 0 else { throw TagError(.readOnly, "the tag is read-only (CC write access \(capabilityContainer.writeAccess))") }
         guard message.count <= capacity else {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(capacity) (\(message.count - capacity) bytes over)")
         }
+        guard message.count <= reachableCapacity else {
+            throw TagError(.beyondReach, "the message is \(message.count) bytes; this reader path reaches \(reachableCapacity) of the tag's \(capacity) (pages past 255 need SECTOR_SELECT through a raw tag-command path); nothing was written")
+        }
+    }
+
+    /// Writes the message power-loss-safe (see the type's comment), then reads back the blocks
+    /// it changed.
+    func write(_ message: [UInt8]) throws {
+        try checkWritable(message)
         guard let start = tlv.ndefTLVPosition else { throw TagError(.notNDEF, "no NDEF TLV") }
         let lengthSize = message.count >= 0xFF ? 3 : 1
         let headerCount = 1 + lengthSize
         let terminator = tlv.availableBytes(from: start) > headerCount + message.count ? 1 : 0
         let positions = tlv.positions(from: start, count: headerCount + message.count + terminator)
-        // Pages are written whole: read the ones the new bytes touch (and nothing else).
         try ensureRead((positions.first! / 4 * 4)..<((positions.last! / 4 + 1) * 4))
-        let zeroHeader: [UInt8] = lengthSize == 1 ? [0x03, 0x00] : [0x03, 0xFF, 0x00, 0x00]
-        let realHeader: [UInt8] = lengthSize == 1 ? [0x03, UInt8(message.count)] : [0x03, 0xFF, UInt8(message.count >> 8), UInt8(message.count & 0xFF)]
         var target = image
-        for (i, b) in zeroHeader.enumerated() { target[positions[i]] = b }
-        let headerPages = Set(positions.prefix(headerCount).map { $0 / 4 })
-        try writePages(headerPages.sorted(), from: target, step: "clear the NDEF length")
-        for (i, b) in message.enumerated() { target[positions[headerCount + i]] = b }
+        let tlvHeader: [UInt8] = lengthSize == 1 ? [0x03, UInt8(message.count)] : [0x03, 0xFF, UInt8(message.count >> 8), UInt8(message.count & 0xFF)]
+        for (i, b) in (tlvHeader + message).enumerated() { target[positions[i]] = b }
         if terminator == 1 { target[positions.last!] = 0xFE }
-        let dataPages = Set(positions.dropFirst(headerCount).map { $0 / 4 }).subtracting(headerPages)
-        try writePages(dataPages.sorted(), from: target, step: "write the message")
-        for (i, b) in realHeader.enumerated() { target[positions[i]] = b }
-        try writePages(headerPages.sorted(), from: target, step: "write the NDEF length")
-        // Read back the 16-byte blocks the write touched and walk the TLVs again. The other
-        // blocks are as detection read them (the caller holds the transaction).
-        let touched = Set(headerPages.union(dataPages).map { $0 / 4 })
-        loaded.subtract(touched)
-        for block in touched.sorted() { try ensureRead((block * 16)..<(block * 16 + 16)) }
-        tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)), dataArea: dataArea)
+        try apply(target, commitPosition: positions[1], range: positions.first!..<(positions.last! + 1))
+        tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)) + [UInt8](repeating: 0, count: max(0, dataArea.upperBound - image.count)), dataArea: dataArea)
         let back = try readNDEF()
         guard back == message else {
-            throw TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
+            throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
         }
     }
 
-    func writePages(_ pages: [Int], from target: [UInt8], step: String) throws {
-        for page in pages {
-            let data = Array(target[(page * 4)..<(page * 4 + 4)])
-            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page & 0xFF), data: data))
-            guard r.statusWord == .success else {
-                throw TagError(.writeFailed, "the tag refused to \(step) (page \(page)): \(r.statusWord) (\(r.statusWord.meaning.text))")
+    /// Puts a backup back, byte for byte, without parsing what the tag holds now (a cut write
+    /// may have left a length that lies). Refuses a backup of another tag (by UID) unless
+    /// `allowingOtherTag`, and one made for another layout (CC) always.
+    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
+        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 2 tag") }
+        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
+            throw TagError(.differentTag, "the backup is of tag \(a.hexString), this is tag \(b.hexString); nothing was written (--force writes it anyway)")
+        }
+        guard backup.capabilityContainer == capabilityContainer.bytes else {
+            throw TagError(.differentTag, "the backup was made with CC \(backup.capabilityContainer.hexString), the tag now has \(capabilityContainer.bytes.hexString); nothing was written")
+        }
+        let range = backup.start..<(backup.start + backup.bytes.count)
+        guard backup.start >= 16, backup.start % 4 == 0, range.upperBound <= dataArea.upperBound else {
+            throw TagError(.differentTag, "the backup's bytes \(range.lowerBound)…\(range.upperBound - 1) are not inside the tag's data area; nothing was written")
+        }
+        guard capabilityContainer.writeAccess == 0 else { throw TagError(.readOnly, "the tag is read-only (CC write access \(capabilityContainer.writeAccess)); nothing was written") }
+        try ensureRead(range)
+        var target = image
+        for (i, b) in backup.bytes.enumerated() { target[range.lowerBound + i] = b }
+        // The layout comes from the backup, never from the tag as it is now.
+        let layout = try Type2TLVArea(memory: Array(target.prefix(range.upperBound)), dataArea: 16..<range.upperBound)
+        guard let start = layout.ndefTLVPosition, case let p = layout.positions(from: start, count: 2), p.count == 2 else {
+            throw TagError(.lengthLies, "the backup holds no complete NDEF TLV; nothing was written")
+        }
+        for r in layout.reserved { for a in r where range.contains(a) { target[a] = image[a] } }
+        try apply(target, commitPosition: p[1], range: range)
+        loaded = [0]
+        try load()
+    }
+
+    /// Brings the tag from `image` to `target` within `range`: every page that changes is
+    /// checked first; then the commit byte's page with that byte 0 (the message reads as
+    /// empty), every other changed page, and the commit page as in `target` last.
+    func apply(_ target: [UInt8], commitPosition: Int, range: Range<Int>) throws {
+        let pages = (range.lowerBound / 4)...((range.upperBound - 1) / 4)
+        let changed = pages.filter { p in (0..<4).contains { target[p * 4 + $0] != image[p * 4 + $0] } }
+        guard !changed.isEmpty else { return }
+        guard changed.allSatisfy({ $0 >= 4 && $0 < Self.addressablePages }) else {
+            throw TagError(.beyondReach, "the write would touch page \(changed.last!), outside pages 4-255 that this reader path can write; nothing was written")
+        }
+        let state = try readLockState()
+        if case .unknown = state.password, chip.chip?.passwords != nil {
+            throw TagError(.readOnly, "the tag's password configuration cannot be read (it may protect the pages to write); nothing was written")
+        }
+        if let blocked = changed.first(where: { !state.isWritable(page: $0) }) {
+            let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
+            throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")
+        }
+        let commitPage = commitPosition / 4
+        var progress = WriteProgress()
+        if image[commitPosition] == 0 { progress.phase = .emptied }
+        if image[commitPosition] != 0 {
+            var emptied = Array(image[(commitPage * 4)..<(commitPage * 4 + 4)])
+            emptied[commitPosition % 4] = 0
+            try progress.step("clear the NDEF length (page \(commitPage))", empties: true) { try writePage(commitPage, emptied) }
+        }
+        for page in changed where page != commitPage {
+            try progress.step("write page \(page)") { try writePage(page, Array(target[(page * 4)..<(page * 4 + 4)])) }
+        }
+        let final = Array(target[(commitPage * 4)..<(commitPage * 4 + 4)])
+        if final != Array(image[(commitPage * 4)..<(commitPage * 4 + 4)]) {
+            try progress.step("write the NDEF length (page \(commitPage))", commits: true) { try writePage(commitPage, final) }
+        } else {
+            progress.phase = .committed
+        }
+        // Read back the 16-byte blocks written: the tag must hold exactly the target.
+        try progress.step("read the written pages back") {
+            let blocks = Set(changed.map { $0 / 4 })
+            loaded.subtract(blocks)
+            for block in blocks.sorted() { try ensureRead((block * 16)..<(block * 16 + 16)) }
+            if let bad = changed.first(where: { p in (0..<4).contains { target[p * 4 + $0] != image[p * 4 + $0] } }) {
+                throw TagError(.verifyFailed, "page \(bad) reads back \(Array(image[(bad * 4)..<(bad * 4 + 4)]).hexString), \(Array(target[(bad * 4)..<(bad * 4 + 4)]).hexString) was written")
             }
-            for i in 0..<4 { image[page * 4 + i] = data[i] }
         }
     }
 
-    /// What `makeReadOnly` changed.
+    func writePage(_ page: Int, _ data: [UInt8]) throws {
+        precondition(page < Self.addressablePages && data.count == 4)
+        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page), data: data))
+        guard r.statusWord == .success else {
+            throw TagError(.writeFailed, "the tag refused the write of page \(page): \(r.statusWord) (\(r.statusWord.meaning.text))")
+        }
+        for i in 0..<4 { image[page * 4 + i] = data[i] }
+    }
+
+    /// What `makeReadOnly` did.
     public struct LockReport: Sendable, Hashable {
-        public var capabilityContainer: Bool
-        public var staticLockBytes: Bool
-        public var dynamicLockBytes: Int
+        /// The steps done now, and those found done already (an interrupted earlier lock).
+        public var done: [String]
+        public var alreadyDone: [String]
+        public var state: Type2LockState
+        /// Whether the tag now refuses a write to its first data page.
         public var refusesWrites: Bool
     }
 
-    /// CC write access to 0F, then the dynamic lock bits, then the static lock bytes.
+    /// CC write access 0F, then every dynamic lock bit, then the static lock bytes (FF FF, which
+    /// also locks the CC page) — skipping what an earlier, interrupted lock already did — and
+    /// then checks: the lock bytes read back set, and a write to the first data page is refused.
+    /// Every address is checked against the tag's memory before the first write.
     public func makeReadOnly() throws -> LockReport {
-        var report = LockReport(capabilityContainer: false, staticLockBytes: false, dynamicLockBytes: 0, refusesWrites: false)
-        var target = image
-        target[15] = capabilityContainer.bytes[3] & 0xF0 | 0x0F
-        try writePages([3], from: target, step: "set the CC write access to 0F")
-        report.capabilityContainer = true
-        for area in dynamicLockAreas {
-            try ensureRead(area.position..<(area.position + area.byteCount))
-            var pages: Set<Int> = []
-            for i in 0..<area.byteCount {
-                let a = area.position + i
-                let bitsHere = min(8, area.bits - i * 8)
-                target[a] = image[a] | UInt8((1 << bitsHere) - 1)
-                pages.insert(a / 4)
+        let before = try readLockState()
+        let memoryEnd = min(chip.chip.map { $0.pages * 4 } ?? Self.addressableBytes, Self.addressableBytes)
+        for area in before.dynamicAreas {
+            guard area.position >= 16, area.position + area.byteCount <= memoryEnd else {
+                throw TagError(.badCapabilityContainer, "the dynamic lock bytes (\(area.source)) would be at bytes \(area.position)…\(area.position + area.byteCount - 1), outside the tag's memory (0…\(memoryEnd - 1)); nothing was written")
             }
-            try writePages(pages.sorted(), from: target, step: "set the dynamic lock bits")
-            report.dynamicLockBytes += area.byteCount
+            guard area.bytes != nil else {
+                throw TagError(.readFailed, "the dynamic lock bytes at byte \(area.position) cannot be read; nothing was written")
+            }
+            if area.source == .nfcForumDefault, area.position < dataArea.upperBound || area.position / 4 < 4 {
+                throw TagError(.unsafe, "the dynamic lock bytes' position is unknown; nothing was written")
+            }
         }
-        target[10] = 0xFF
-        target[11] = 0xFF
-        try writePages([2], from: target, step: "set the static lock bytes")
-        report.staticLockBytes = true
-        // Check: rewriting the first data page with its own bytes must now be refused.
-        let probe = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20])))
-        report.refusesWrites = probe.statusWord != .success
+        var done: [String] = [], already: [String] = []
+        var steps: [(String, Int, [UInt8])] = []
+        let ccPage = Array(header[12..<16])
+        if before.ccWriteAccess != 0x0F {
+            var cc = ccPage
+            cc[3] = cc[3] & 0xF0 | 0x0F
+            steps.append(("set the CC write access to 0F", 3, cc))
+        } else { already.append("CC write access 0F") }
+        for area in before.dynamicAreas {
+            guard let locked = area.lockedBytes, locked != area.bytes else { already.append("dynamic lock bits at byte \(area.position)"); continue }
+            var bytes = image
+            for (i, b) in locked.enumerated() { bytes[area.position + i] = b }
+            for page in Set((area.position..<(area.position + area.byteCount)).map { $0 / 4 }).sorted() {
+                steps.append(("set the dynamic lock bits (page \(page))", page, Array(bytes[(page * 4)..<(page * 4 + 4)])))
+            }
+        }
+        if before.staticLockBytes != [0xFF, 0xFF] {
+            steps.append(("set the static lock bytes", 2, Array(header[8..<10]) + [0xFF, 0xFF]))
+        } else { already.append("static lock bytes FF FF") }
+        for (what, page, data) in steps {
+            do { try writePage(page, data) } catch {
+                throw LockInterrupted(done: done, underlying: error, step: what)
+            }
+            done.append(what)
+        }
+        // Check what the tag says now, not what was sent.
         loaded = [0]
-        try load()
-        return report
+        lockState = nil
+        header = try readPages(0)
+        capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
+        for (i, b) in header.enumerated() { image[i] = b }
+        let after = try readLockState()
+        try ensureRead(16..<20)
+        let probe = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20])))
+        return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: probe.statusWord != .success && after.isFullyLocked)
+    }
+
+    /// Pages for a dump, each with its bytes or nil where the tag refused (a password, or past
+    /// the end). Pages past 255 are not addressable here.
+    public func dump(pages: ClosedRange<Int>) throws -> [(page: Int, bytes: [UInt8]?)] {
+        guard pages.upperBound < Self.addressablePages else {
+            throw TagError(.beyondReach, "page \(pages.upperBound) is past page 255, the last a PC/SC storage READ BINARY can address")
+        }
+        var out: [(Int, [UInt8]?)] = []
+        var page = pages.lowerBound
+        while page <= pages.upperBound {
+            let bytes: [UInt8]?
+            do { bytes = try readPages(page) } catch let e as TagError where e.kind == .readFailed { bytes = nil }
+            let count = min(4, pages.upperBound - page + 1)
+            for i in 0..<count { out.append((page + i, bytes.map { Array($0[(i * 4)..<(i * 4 + 4)]) })) }
+            page += count
+        }
+        return out
     }
 }

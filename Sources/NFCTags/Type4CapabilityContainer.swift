@@ -44,6 +44,13 @@ public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         case notNDEF, badCapabilityContainer, unsupportedVersion, fileMissing, readFailed, lengthLies
         case tooLarge, readOnly, writeFailed, verifyFailed, lockFailed
+        /// Pages or offsets this reader path cannot address (storage pseudo-APDUs reach pages
+        /// 0-255 only; the tag's limits leave no safe way to write a length).
+        case beyondReach
+        /// A backup that belongs to another tag, or to another layout of this one.
+        case differentTag
+        /// The procedure cannot be done without passing through an unsafe state on this tag.
+        case unsafe
     }
     public var kind: Kind
     public var message: String
@@ -91,7 +98,9 @@ public struct Type4CapabilityContainer: Hashable, Sendable {
         }
         mle = Int(bytes[3]) << 8 | Int(bytes[4])
         mlc = Int(bytes[5]) << 8 | Int(bytes[6])
-        guard mle >= 0x0F else { throw bad("MLe \(mle) is below the minimum 15") }
+        // The T4T minimum is 15; a tag announcing less is read in pieces it says it can send
+        // (reading never harms a tag), rather than refused.
+        guard mle >= 0x01 else { throw bad("MLe is 0") }
         guard mlc >= 0x01 else { throw bad("MLc is 0") }
         let t = bytes[7], l = Int(bytes[8])
         switch t {

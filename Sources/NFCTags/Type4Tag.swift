@@ -122,6 +122,9 @@ public final class Type4Tag {
                 chunk = r.data
             } else {
                 // Beyond 0x7FFF: READ BINARY B1 with offset data object 54; the answer is 53 L data.
+                guard readChunk >= 3 else {
+                    throw TagError(.beyondReach, "bytes past offset 7FFF come in a 53 data object, which does not fit this tag's MLe of \(readChunk)")
+                }
                 let le = min(want + 4, readChunk)
                 let odo: [UInt8] = [0x54, 0x03, UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
                 r = try transport.send(CommandAPDU(cla: 0, ins: 0xB1, p1: 0, p2: 0, data: odo, ne: le))
@@ -178,15 +181,53 @@ public final class Type4Tag {
     /// message (before the first UPDATE), NLEN 0, or the new message.
     public func writeNDEF(_ message: [UInt8]) throws {
         try checkWritable(message)
-        try writeNDEF(message, selecting: true)
+        try selectNDEFFile()
+        let current = try read(offset: 0, count: capabilityContainer.lengthFieldSize)
+        try write(message, currentLength: current)
     }
 
-    /// Reads the current message and hands it to `keep` (to back it up), then writes `message`
-    /// as `writeNDEF` does — selecting the NDEF file once for the whole procedure.
-    public func replaceNDEF(with message: [UInt8], keepingOld keep: ([UInt8]) throws -> Void) throws {
+    /// Reads the current message and hands a backup of it to `keep` (to save it), then writes
+    /// `message` as `writeNDEF` does — selecting the NDEF file once for the whole procedure.
+    public func replaceNDEF(with message: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws {
         try checkWritable(message)
-        try keep(try readNDEF(selecting: true))
-        try writeNDEF(message, selecting: false)
+        let old = try readNDEF(selecting: true)
+        let lf = capabilityContainer.lengthFieldSize
+        let length = Self.lengthField(old.count, size: lf)
+        try keep(TagBackup(kind: kind, uid: uid, capabilityContainer: capabilityContainer.bytes, start: 0, bytes: length + old, message: old))
+        try write(message, currentLength: length)
+    }
+
+    /// Puts a backup back without parsing what the tag holds now (its NLEN may lie): the
+    /// backup's message with the same NLEN procedure. Refuses another tag's backup (UID, when
+    /// both are known and the UID is not a random one) unless `allowingOtherTag`, and a backup
+    /// made for another capability container.
+    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
+        let cc = capabilityContainer
+        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 4 tag") }
+        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag, !Self.isRandomUID(b) {
+            throw TagError(.differentTag, "the backup is of tag \(a.hexString), this is tag \(b.hexString); nothing was written (--force writes it anyway)")
+        }
+        guard backup.capabilityContainer == cc.bytes || allowingOtherTag else {
+            throw TagError(.differentTag, "the backup was made with CC \(backup.capabilityContainer.hexString), the tag now has \(cc.bytes.hexString); nothing was written (--force writes it anyway)")
+        }
+        let lf = cc.lengthFieldSize
+        guard backup.start == 0, backup.bytes.count >= lf else { throw TagError(.differentTag, "the backup holds no NDEF length; nothing was written") }
+        let length = Array(backup.bytes.prefix(lf))
+        let message = Array(backup.bytes.dropFirst(lf))
+        guard length.reduce(0, { $0 << 8 | Int($1) }) == message.count else {
+            throw TagError(.lengthLies, "the backup's NLEN does not match its \(message.count) bytes; nothing was written")
+        }
+        try checkWritable(message)
+        try selectNDEFFile()
+        let current = try read(offset: 0, count: lf)
+        try write(message, currentLength: current)
+    }
+
+    /// ISO 14443-3: a 4-byte UID starting 08 is random, new at every activation.
+    static func isRandomUID(_ uid: [UInt8]) -> Bool { uid.count == 4 && uid[0] == 0x08 }
+
+    static func lengthField(_ n: Int, size: Int) -> [UInt8] {
+        (0..<size).map { UInt8(n >> (8 * (size - 1 - $0)) & 0xFF) }
     }
 
     func checkWritable(_ message: [UInt8]) throws {
@@ -197,17 +238,41 @@ public final class Type4Tag {
         guard message.count <= cc.capacity else {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(cc.capacity) (\(message.count - cc.capacity) bytes over)")
         }
+        if cc.lengthFieldSize + message.count - 1 > 0x7FFF && writeChunk < 9 {
+            throw TagError(.beyondReach, "bytes past offset 7FFF need UPDATE BINARY D7, whose offset and data objects take 8 bytes plus data, more than this tag's MLc of \(cc.mlc) allows; nothing was written")
+        }
+    }
+
+    /// The one UPDATE BINARY that turns length field `from` into `to`: only the bytes that
+    /// differ. When they do not fit in one command (MLc 1 and a 2-byte change), no order of
+    /// smaller writes avoids a moment where the length is neither old, 0 nor new: refuse.
+    func lengthUpdate(from: [UInt8], to: [UInt8]) throws -> (offset: Int, bytes: [UInt8])? {
+        let differing = from.indices.filter { from[$0] != to[$0] }
+        guard let first = differing.first, let last = differing.last else { return nil }
+        guard last - first + 1 <= writeChunk else {
+            throw TagError(.unsafe, "changing the NDEF length from \(from.hexString) to \(to.hexString) takes \(last - first + 1) bytes, but this tag accepts \(writeChunk) per UPDATE BINARY (MLc \(capabilityContainer.mlc)): a pulled card between two writes would leave a length that lies; nothing was written")
+        }
+        return (first, Array(to[first...last]))
     }
 
     func selectNDEFFile() throws {
         try Self.selectFile(capabilityContainer.fileID, transport: transport, v1: isVersion1, what: "NDEF file \(capabilityContainer.fileID.hexString)")
     }
 
-    func writeNDEF(_ message: [UInt8], selecting: Bool) throws {
-        let cc = capabilityContainer
-        if selecting { try selectNDEFFile() }
-        let lf = cc.lengthFieldSize
-        try update(offset: 0, [UInt8](repeating: 0, count: lf), step: "clear the length")
+    /// The NDEF file must be selected. `currentLength`: NLEN/ENLEN as the tag holds it now.
+    func write(_ message: [UInt8], currentLength: [UInt8]) throws {
+        let lf = capabilityContainer.lengthFieldSize
+        let zero = [UInt8](repeating: 0, count: lf)
+        let final = Self.lengthField(message.count, size: lf)
+        // Both length changes are planned before the first byte is written.
+        let clear = try lengthUpdate(from: currentLength, to: zero)
+        let set = try lengthUpdate(from: zero, to: final)
+        var progress = WriteProgress()
+        if let clear {
+            try progress.step("clear the NDEF length", empties: true) { try update(offset: clear.offset, clear.bytes, step: "clear the length") }
+        } else {
+            progress.phase = .emptied
+        }
         var offset = 0
         while offset < message.count {
             var n = min(writeChunk, message.count - offset)
@@ -215,14 +280,18 @@ public final class Type4Tag {
                 // UPDATE BINARY D7 spends up to 9 bytes of MLc on its offset and data objects.
                 n = min(n, max(1, writeChunk - 9))
             }
-            try update(offset: lf + offset, Array(message[offset..<(offset + n)]), step: "write bytes \(offset)…\(offset + n - 1)")
+            let at = offset
+            try progress.step("write bytes \(at)…\(at + n - 1)") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
             offset += n
         }
-        let length = (0..<lf).map { UInt8(message.count >> (8 * (lf - 1 - $0)) & 0xFF) }
-        try update(offset: 0, length, step: "write the length")
-        let back = try readNDEF(selecting: false)
+        if let set {
+            try progress.step("write the NDEF length", commits: true) { try update(offset: set.offset, set.bytes, step: "write the length") }
+        } else {
+            progress.phase = .committed
+        }
+        let back = try progress.step("read the message back") { try readNDEF(selecting: false) }
         guard back == message else {
-            throw TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))")
+            throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
         }
     }
 

@@ -57,7 +57,7 @@ public final class ScriptedCard: EmulatedCard, @unchecked Sendable {
     public convenience init(script: String) throws(ParseError) {
         var atr = ApplicationHost.defaultATR
         var rules: [Rule] = []
-        for (index, rawLine) in script.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in TextInput.normalized(script).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }

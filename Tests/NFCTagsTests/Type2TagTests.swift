@@ -148,11 +148,13 @@ struct Type2TagTests {
         let (t, model, _) = try tag(.ntag213)
         try t.writeNDEF(message(20))
         let report = try t.makeReadOnly()
-        #expect(report.refusesWrites && report.capabilityContainer && report.staticLockBytes)
-        #expect(report.dynamicLockBytes == 2)
+        #expect(report.refusesWrites && report.state.isFullyLocked)
+        #expect(report.done == ["set the CC write access to 0F", "set the dynamic lock bits (page 40)", "set the static lock bytes"])
         #expect(model.contents[15] == 0x0F)
         #expect(model.contents[10...11] == [0xFF, 0xFF])
-        #expect(model.contents[160...161] == [0xFF, 0x0F])
+        // The lock control TLV names 12 bits at byte 160 (page 28h): FF 0F; byte 2 (block-locking
+        // bits) and byte 3 (RFUI, BD as shipped) are untouched.
+        #expect(model.contents[160...163] == [0xFF, 0x0F, 0x00, 0xBD])
         #expect(t.status == .readOnly)
         #expect(try t.readNDEF() == message(20))
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ISO7816
+import NDEF
 import NFCTags
 import PCSC
 
@@ -7,19 +8,35 @@ extension APDUCommand {
     struct NdefStatus: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ndef-status",
-            abstract: "Say whether a tag is readWrite, readOnly or notSupported, its capacity and current length.")
+            abstract: "Say whether a tag is readWrite, readOnly or notSupported, its capacity, locks and current message.",
+            discussion: "Type 2: the capacity as the CC declares it, as this reader can reach it and as the chip really has it; the lock state from the CC, the static and dynamic lock bits and the password configuration; and whether the message parses.")
 
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
 
+        struct Findings {
+            var session: TagSession
+            var length: Int?
+            var messageError: String?
+            var locks: Type2LockState?
+        }
+
         func run() throws {
             try reportingFailures {
-                let session: TagSession
-                let length: Int?
+                let found: Findings
                 do {
-                    (session, length) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
-                        (session, try? session.tag.readNDEF().count)
+                    found = try TagSession.withTag(readerOptions, trace: traceOptions, tolerant: true) { session in
+                        let locks = try (session.tag as? Type2Tag)?.readLockState()
+                        do {
+                            let message = try session.tag.readNDEF()
+                            if !message.isEmpty { _ = try NDEFMessage(decoding: message) }
+                            return Findings(session: session, length: message.count, locks: locks)
+                        } catch let e as TagError {
+                            return Findings(session: session, messageError: e.message, locks: locks)
+                        } catch let e as NDEFError {
+                            return Findings(session: session, messageError: "the message does not parse: \(e)", locks: locks)
+                        }
                     }
                 } catch let f as Failure where f.status == .unexpected {
                     // No NDEF application, not formatted, or not an NFC Forum tag: Core NFC's notSupported.
@@ -30,37 +47,71 @@ extension APDUCommand {
                     }
                     return
                 }
-                let tag = session.tag
-                let canLock = tag.status == .readWrite
-                var details: [(String, JSON)] = []
-                var lines: [String] = []
-                if let t4 = tag as? Type4Tag {
-                    let cc = t4.capabilityContainer
-                    details = [("readAccess", .string(cc.readAccess.description)), ("writeAccess", .string(cc.writeAccess.description)),
-                               ("mle", .int(cc.mle)), ("mlc", .int(cc.mlc)), ("fileID", .hex(cc.fileID)), ("maxFileSize", .int(cc.maxFileSize))]
-                    lines = ["  read access: \(cc.readAccess), write access: \(cc.writeAccess)",
-                             "  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes"]
-                } else if let t2 = tag as? Type2Tag {
-                    let cc = t2.capabilityContainer
-                    details = [("capabilityContainer", .hex(cc.bytes)), ("dataAreaSize", .int(cc.dataAreaSize)),
-                               ("staticLockBytes", .hex(t2.header[10...11]))]
-                    lines = ["  CC \(Hex.encode(cc.bytes, separator: " ")): data area \(cc.dataAreaSize) bytes, read access \(cc.readAccess), write access \(cc.writeAccess)",
-                             "  static lock bytes \(Hex.encode(t2.header[10...11], separator: " ")); chip: \(t2.chip.name) (from the \(t2.chip.evidence))"]
-                }
-                if output.json {
-                    Terminal.print(JSON.object([
-                        ("reader", .string(session.reader)), ("tag", session.tagJSON), ("status", .string(tag.status.rawValue)),
-                        ("capacity", .int(tag.capacity)), ("length", length.map(JSON.int) ?? .null),
-                        ("canMakeReadOnly", .bool(canLock)),
-                    ] + details).serialized)
-                } else {
-                    Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription)")
-                    Terminal.print("  status: \(tag.status.rawValue)")
-                    Terminal.print("  capacity: \(tag.capacity) bytes, message: \(length.map { "\($0) bytes" } ?? "unreadable")")
-                    for line in lines { Terminal.print(line) }
-                    Terminal.print("  can be made read-only: \(canLock ? "yes (apdu ndef-lock --yes)" : "no")")
-                }
+                report(found)
             }
+        }
+
+        func report(_ found: Findings) {
+            let session = found.session, tag = session.tag
+            let canLock = found.locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
+            var details: [(String, JSON)] = []
+            var lines: [String] = []
+            if let t4 = tag as? Type4Tag {
+                let cc = t4.capabilityContainer
+                details = [("readAccess", .string(cc.readAccess.description)), ("writeAccess", .string(cc.writeAccess.description)),
+                           ("mle", .int(cc.mle)), ("mlc", .int(cc.mlc)), ("fileID", .hex(cc.fileID)), ("maxFileSize", .int(cc.maxFileSize))]
+                lines = ["  read access: \(cc.readAccess), write access: \(cc.writeAccess)",
+                         "  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes"]
+            } else if let t2 = tag as? Type2Tag, let locks = found.locks {
+                (details, lines) = type2Details(t2, locks: locks, canLock: canLock)
+            }
+            if output.json {
+                Terminal.print(JSON.object([
+                    ("reader", .string(session.reader)), ("tag", session.tagJSON), ("status", .string(tag.status.rawValue)),
+                    ("capacity", .int(tag.capacity)), ("length", found.length.map(JSON.int) ?? .null),
+                    ("messageParses", .bool(found.messageError == nil)), ("messageError", found.messageError.map(JSON.string) ?? .null),
+                    ("canMakeReadOnly", .bool(canLock)),
+                ] + details).serialized)
+            } else {
+                Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription)")
+                Terminal.print("  status: \(tag.status.rawValue)")
+                Terminal.print("  capacity: \(tag.capacity) bytes, message: \(found.length.map { "\($0) bytes" } ?? "UNREADABLE: \(Terminal.safe(found.messageError ?? ""))")")
+                for line in lines { Terminal.print(line) }
+                Terminal.print("  can be made read-only: \(canLock ? "yes (apdu ndef-lock --yes)" : "no")")
+            }
+        }
+
+        func type2Details(_ t2: Type2Tag, locks: Type2LockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+            let cc = t2.capabilityContainer
+            let ranges = locks.lockedRanges.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+            let dynamic = locks.dynamicAreas.map { area -> JSON in
+                .object([("position", .int(area.position)), ("bits", .int(area.bits)), ("bytes", area.bytes.map { .hex($0) } ?? .null),
+                         ("source", .string(area.source.description)), ("allSet", .bool(area.isFullyLocked))])
+            }
+            let details: [(String, JSON)] = [
+                ("capabilityContainer", .hex(cc.bytes)), ("dataAreaSize", .int(cc.dataAreaSize)),
+                ("reachableCapacity", .int(t2.reachableCapacity)), ("chipCapacity", t2.chipCapacity.map(JSON.int) ?? .null),
+                ("chip", .string(t2.chip.name)),
+                ("locks", .object([("ccWriteAccess", .int(Int(locks.ccWriteAccess))), ("staticLockBytes", .hex(locks.staticLockBytes)),
+                                   ("dynamicLockBytes", .array(dynamic)), ("lockedPages", .array(ranges.map(JSON.string))),
+                                   ("password", .string(locks.password.description)),
+                                   ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))])),
+            ]
+            var lines = ["  CC \(Hex.encode(cc.bytes, separator: " ")): data area \(cc.dataAreaSize) bytes, read access \(cc.readAccess), write access \(cc.writeAccess)",
+                         "  chip: \(t2.chip.name) (from the \(t2.chip.evidence))"]
+            if t2.reachableCapacity < t2.capacity {
+                lines.append("  this reader reaches \(t2.reachableCapacity) of those bytes (pages 0-255; the rest needs SECTOR_SELECT)")
+            }
+            if let chipCapacity = t2.chipCapacity { lines.append("  the chip itself would hold \(chipCapacity) bytes with a CC covering all its user memory") }
+            lines.append("  static lock bytes \(Hex.encode(locks.staticLockBytes, separator: " ")); locked pages: \(ranges.isEmpty ? "none" : ranges.joined(separator: ", "))")
+            for area in locks.dynamicAreas {
+                lines.append("  dynamic lock bytes at byte \(area.position) (\(area.source)): \(area.bytes.map { Hex.encode($0, separator: " ") } ?? "unreadable")")
+            }
+            lines.append("  password protection: \(locks.password)")
+            if locks.isPartlyLocked {
+                lines.append("  PARTLY LOCKED: the CC says \(locks.ccWriteAccess != 0 ? "read-only" : "writable") but not every lock bit is set\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
+            }
+            return (details, lines)
         }
     }
 }

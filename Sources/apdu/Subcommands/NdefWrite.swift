@@ -27,8 +27,11 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Write this encoded message (raw bytes or hex).", valueName: "file"))
         var message: String?
 
-        @Option(help: ArgumentHelp("Put a backup back (a file ndef-write saved).", valueName: "backup"))
+        @Option(help: ArgumentHelp("Put a backup back (a file ndef-write saved), byte for byte, whatever state a cut write left.", valueName: "backup"))
         var restore: String?
+
+        @Flag(help: "With --restore: write the backup even to a tag with another UID or capability container.")
+        var force = false
 
         @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Record options (see above).", valueName: "records"))
         var items: [String] = []
@@ -39,6 +42,7 @@ extension APDUCommand {
                 throw ValidationError("--all-readers writes the tags present now; --wait does not apply (wait with `apdu watch --count N` first)")
             }
             if allReaders && restore != nil { throw ValidationError("--restore puts one tag's backup back: use --reader, not --all-readers") }
+            if force && restore == nil { throw ValidationError("--force goes with --restore") }
             let sources = [message != nil, restore != nil, !items.isEmpty].filter { $0 }.count
             if sources == 0 { throw ValidationError("say what to write: record options (--uri …), --message FILE or --restore BACKUP") }
             if sources > 1 { throw ValidationError("give record options, --message or --restore, not several") }
@@ -49,21 +53,39 @@ extension APDUCommand {
             }
         }
 
-        func newMessage() throws -> [UInt8] {
+        /// What to write: a message, or a backup to put back exactly.
+        enum Content {
+            case message([UInt8])
+            case backup(TagBackup, path: String)
+            var message: [UInt8] {
+                switch self {
+                case let .message(m): return m
+                case let .backup(b, _): return b.message
+                }
+            }
+        }
+
+        func content() throws -> Content {
+            if let restore, let data = FileManager.default.contents(atPath: restore), TagBackup.isBackup([UInt8](data)) {
+                do { return .backup(try TagBackup(parsing: TextInput.normalized(data)), path: restore) } catch {
+                    throw Failure(.badData, "'\(Terminal.safe(restore))' is not a usable backup: \(error)")
+                }
+            }
             if let path = message ?? restore {
+                // A bare message (an older backup, or any NDEF file): written the usual way.
                 let bytes = try readMessageFile(path, option: message != nil ? "--message" : "--restore")
                 if !bytes.isEmpty {
                     do { _ = try NDEFMessage(decoding: bytes) } catch {
                         throw Failure(.badData, "'\(Terminal.safe(path))' is not a valid NDEF message: \(error)")
                     }
                 }
-                return bytes
+                return .message(bytes)
             }
             let records: [NDEFRecord]
             do { records = try NDEFBuilder.build(items) } catch let p as NDEFBuilder.Problem {
                 throw Failure(p.isBadData ? .badData : .usage, p.message)
             }
-            do { return try NDEFMessage(records: records).encoded() } catch { throw Failure(.badData, "\(error)") }
+            do { return .message(try NDEFMessage(records: records).encoded()) } catch { throw Failure(.badData, "\(error)") }
         }
 
         @Flag(help: "Write to the tag in every reader that has one, in parallel; one result line per reader.")
@@ -79,13 +101,18 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let bytes = try newMessage()
+                let what = try content()
+                let bytes = what.message
                 if allReaders { return try writeAll(bytes) }
-                let outcome = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
-                    try write(bytes, session: session, announceBackup: !output.json)
+                let restoring: Bool
+                if case .backup = what { restoring = true } else { restoring = false }
+                let outcome = try TagSession.withTag(readerOptions, trace: traceOptions, tolerant: restoring) { session in
+                    try write(what, session: session, announceBackup: !output.json)
                 }
                 if output.json {
                     Terminal.print(json(outcome).serialized)
+                } else if restoring {
+                    Terminal.print("restored the backup (\(bytes.count)-byte message) to \(Terminal.safe(outcome.reader)) and read it back")
                 } else {
                     Terminal.print("wrote \(bytes.count) bytes to \(Terminal.safe(outcome.reader)) and read them back")
                 }
@@ -130,7 +157,7 @@ extension APDUCommand {
                         }
                         connections.withLock { $0.append(card) }
                         r = .success(try TagSession.withTag(card: card, atr: target.atr, trace: traceOptions) { session in
-                            try write(bytes, session: session, announceBackup: false)
+                            try write(.message(bytes), session: session, announceBackup: false)
                         })
                     } catch let f as Failure {
                         r = .failure(f)
@@ -171,37 +198,69 @@ extension APDUCommand {
             }
         }
 
-        /// Backs up the old message, then writes and verifies the new one (inside the session's transaction).
-        func write(_ bytes: [UInt8], session: TagSession, announceBackup: Bool) throws -> Outcome {
+        /// Backs up the old message, then writes and verifies the new one (inside the session's
+        /// transaction); or puts a backup back.
+        func write(_ what: Content, session: TagSession, announceBackup: Bool) throws -> Outcome {
             let tag = session.tag
-            // Refuse before touching anything when it cannot work.
-            guard tag.status == .readWrite else {
-                throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
+            let bytes = what.message
+            var saved: String?
+            let restoreCommand = { (path: String) in
+                "apdu ndef-write -r \(Terminal.shellQuoted(session.reader)) --restore \(Terminal.shellQuoted(path))"
             }
-            guard bytes.count <= tag.capacity else {
-                throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
-            }
-            var backup: String?
             do {
-                try tag.replaceNDEF(with: bytes) { old in
-                    backup = try Backups.save(old, reader: session.reader, kind: tag.kind, uid: tag.uid)
-                    if announceBackup { Terminal.print("backup of the previous message (\(old.count) bytes): \(backup!)") }
+                switch what {
+                case let .backup(backup, path):
+                    do {
+                        try tag.restore(backup, allowingOtherTag: force)
+                    } catch let e as WriteInterrupted {
+                        throw Failure(e.exitStatus, "\(e.underlying) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
+                    }
+                    return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: nil)
+                case .message:
+                    // Refuse before touching anything when it cannot work.
+                    guard tag.status == .readWrite else {
+                        throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
+                    }
+                    guard bytes.count <= tag.capacity else {
+                        throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
+                    }
+                    try tag.replaceNDEF(with: bytes) { old in
+                        saved = try Backups.save(old, reader: session.reader)
+                        if announceBackup { Terminal.print("backup of the previous message (\(old.message.count) bytes): \(saved!)") }
+                    }
                 }
-            } catch let e as TagError where backup == nil {
-                throw Failure(e.failure.status, "cannot read the current message to back it up (\(e.message)); nothing was written")
+            } catch let e as WriteInterrupted {
+                let hint = saved.map { "; restore the previous message with: \(restoreCommand($0))" } ?? ""
+                throw Failure(e.exitStatus, "\(e.underlying) during the write; \(e.state.words(old: "the previous message", new: "the new message"))\(hint)")
             } catch let e as TagError {
-                throw Failure(e.failure.status, e.message + restoreHint(backup))
-            } catch let e as PCSCError where backup != nil {
-                throw Failure(e.failure.status, e.failure.message + " during the write; the tag may hold an empty message" + restoreHint(backup))
-            } catch let e as TransmitError where backup != nil {
-                throw Failure(.ioError, "\(e) during the write" + restoreHint(backup))
+                throw Failure(e.failure.status, e.message + (e.message.hasSuffix("nothing was written") ? "" : "; nothing was written"))
             }
-            return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: backup)
+            return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: saved)
         }
+    }
+}
 
-        func restoreHint(_ backup: String?) -> String {
-            guard let backup else { return "" }
-            return "; restore the previous message with: apdu ndef-write --restore \(backup)"
+extension WriteInterrupted {
+    /// The exit code of what stopped it.
+    var exitStatus: ExitStatus {
+        switch underlying {
+        case let e as PCSCError: return e.failure.status
+        case let e as TagError: return e.failure.status
+        default: return .ioError
+        }
+    }
+}
+
+extension WriteInterrupted.TagState {
+    /// "the tag holds the previous message or an empty one".
+    func words(old: String, new: String) -> String {
+        switch self {
+        case .old: return "nothing took effect: the tag holds \(old)"
+        case .oldOrEmpty: return "the tag holds \(old) or an empty message"
+        case .empty: return "the tag holds an empty message"
+        case .emptyOrNew: return "the tag holds an empty message or \(new)"
+        case .new: return "the tag holds \(new), but reading it back did not finish"
+        case .unknown: return "the tag reads back something other than what it acknowledged"
         }
     }
 }

@@ -30,14 +30,21 @@ extension APDUCommand {
         func load() throws -> APDUScript {
             let text: String
             if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                text = TextInput.normalized(FileHandle.standardInput.readDataToEndOfFile())
             } else {
                 guard let data = FileManager.default.contents(atPath: file) else {
                     throw Failure(.usage, "cannot read script '\(Terminal.safe(file))'")
                 }
-                text = String(decoding: data, as: UTF8.self)
+                text = TextInput.normalized(data)
             }
-            do { return try APDUScript(parsing: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
+            let script: APDUScript
+            do { script = try APDUScript(parsing: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
+            // A script with nothing to send is a mistake (an empty file, everything commented
+            // out, the wrong file), never a silent success.
+            guard !script.steps.isEmpty else {
+                throw Failure(.badData, "\(Terminal.safe(file)): no APDU to send (the script is empty or all comments)")
+            }
+            return script
         }
 
         func run() throws {

@@ -20,8 +20,11 @@ extension APDUCommand {
         func range() throws -> ClosedRange<Int>? {
             guard let pages else { return nil }
             let parts = pages.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2 || parts.count == 1, let a = Int(parts[0]), let b = Int(parts.last!), a >= 0, b >= a, b <= 255 else {
-                throw ValidationError("--pages: '\(Terminal.safe(pages))' is not a page range like 4-39 (0-255)")
+            guard parts.count == 2 || parts.count == 1, let a = Int(parts[0]), let b = Int(parts.last!), a >= 0, b >= a else {
+                throw ValidationError("--pages: '\(Terminal.safe(pages))' is not a page range like 4-39")
+            }
+            guard b < Type2Tag.addressablePages else {
+                throw ValidationError("--pages: page \(b) is past 255, the last page PC/SC storage READ BINARY can address")
             }
             return a...b
         }
@@ -39,40 +42,42 @@ extension APDUCommand {
                     throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
                 }
                 let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
-                var bytes: [Int: [UInt8]] = [:]
+                var bytes: [Int: [UInt8]?] = [:]
                 var dataPages = 12
+                var note: String?
                 // One transaction: the pages all come from one moment of the tag.
                 try card.withTransaction {
                     gate.proceed()
-                    let head = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: 0, ne: 16))
-                    guard head.statusWord == .success, head.data.count == 16 else {
-                        throw Failure(.ioError, "cannot read pages 0-3: \(head.statusWord) (\(head.statusWord.meaning.text))")
-                    }
-                    dataPages = head.data[12] == 0xE1 ? Int(head.data[14]) * 2 : 12
+                    let tag = Type2Tag(transport: transport, uid: nil)
+                    let head: [UInt8]
+                    do { head = try tag.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError { throw Failure(.ioError, "cannot read pages 0-3: \(e.message)") }
+                    guard head.count == 16 else { throw Failure(.ioError, "cannot read pages 0-3: the tag refused") }
+                    dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
                     let total = 4 + dataPages + (dataPages > 12 ? 5 : 0)
-                    let wanted = try range() ?? 0...(total - 1)
-                    var page = wanted.lowerBound
-                    while page <= wanted.upperBound {
-                        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: 16))
-                        guard r.statusWord == .success else {
-                            if bytes.isEmpty { throw Failure(.unexpected, "page \(page) cannot be read: \(r.statusWord) (\(r.statusWord.meaning.text))") }
-                            break
-                        }
-                        for i in 0..<4 where page + i <= wanted.upperBound { bytes[page + i] = Array(r.data[(i * 4)..<(i * 4 + 4)]) }
-                        page += 4
+                    var wanted = try range() ?? 0...(total - 1)
+                    if wanted.upperBound >= Type2Tag.addressablePages {
+                        note = "pages \(Type2Tag.addressablePages)-\(wanted.upperBound) not shown: PC/SC storage READ BINARY addresses pages 0-255 (larger tags need SECTOR_SELECT)"
+                        wanted = wanted.lowerBound...(Type2Tag.addressablePages - 1)
                     }
+                    do {
+                        for (page, data) in try tag.dump(pages: wanted) { bytes[page] = data }
+                    } catch let e as TagError { throw e.failure }
+                    if !bytes.values.contains(where: { $0 != nil }) { throw Failure(.unexpected, "the tag refused every page of \(wanted.lowerBound)-\(wanted.upperBound)") }
                 }
                 try? card.disconnect()
-                let rows = bytes.keys.sorted().map { p -> (Int, [UInt8], String) in (p, bytes[p]!, role(p, dataPages: dataPages)) }
+                let rows = bytes.keys.sorted().map { p -> (Int, [UInt8]?, String) in (p, bytes[p]!, role(p, dataPages: dataPages)) }
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(reader)),
-                        ("pages", .array(rows.map { .object([("page", .int($0.0)), ("hex", .hex($0.1)), ("role", .string($0.2))]) })),
+                        ("pages", .array(rows.map { .object([("page", .int($0.0)), ("hex", $0.1.map { .hex($0) } ?? .null), ("role", .string($0.2))]) })),
+                        ("note", note.map(JSON.string) ?? .null),
                     ]).serialized)
                 } else {
                     for (p, b, r) in rows {
-                        Terminal.print(String(format: "%3d  ", p) + Hex.encode(b, separator: " ") + "  |" + Terminal.ascii(b) + "|  " + r)
+                        let shown = b.map { Hex.encode($0, separator: " ") + "  |" + Terminal.ascii($0) + "|" } ?? "-- -- -- --  |refused|"
+                        Terminal.print(String(format: "%3d  ", p) + shown + "  " + r)
                     }
+                    if let note { Terminal.error(note) }
                 }
             }
         }

@@ -59,8 +59,12 @@ struct AllowlistOptions: ParsableArguments {
                 throw Failure(.badData, "--allow-aids: '\(name)': \(error)")
             }
         }
-        do { return try SelectPolicy(list: String(decoding: data, as: UTF8.self)).entries } catch {
+        let entries: [SelectPolicy.Entry]
+        do { entries = try SelectPolicy(list: TextInput.normalized(data)).entries } catch {
             throw Failure(.badData, "--allow-aids: '\(name)': \(error)")
         }
+        // An allowlist file with no AID would refuse every SELECT: almost surely the wrong file.
+        guard !entries.isEmpty else { throw Failure(.badData, "--allow-aids: '\(name)' lists no AID") }
+        return entries
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCTags
 
 /// Backups of messages before they are overwritten: `$XDG_STATE_HOME/apdu/backups/`
 /// (`~/.local/state/apdu/backups/`). A backup is on disk (written, synced, renamed into place)
@@ -22,15 +23,19 @@ enum Backups {
         }
     }()
 
-    /// Saves the message and returns the file's path.
-    static func save(_ message: [UInt8], reader: String, kind: String, uid: [UInt8]?) throws -> String {
+    /// Saves the backup and returns the file's path.
+    static func save(_ backup: TagBackup, reader: String) throws -> String {
+        var backup = backup
+        backup.reader = reader
+        let message = Array(backup.encoded().utf8)
+        let kind = backup.kind ?? "ndef", uid = backup.uid
         try directoryReady.get()
         let slug = reader.map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce(into: "") { s, c in
             if !(c == "-" && s.hasSuffix("-")) { s.append(c) }
         }
         let stem = directory + "/" + [slug, kind, uid.map(\.hexString), timestamp()].compactMap { $0 }.joined(separator: "-")
         let partial = stem + ".partial"
-        let refuse = { (what: String) in Failure(.ioError, "cannot write the backup \(stem).ndef (\(what)): refusing to write without a backup") }
+        let refuse = { (what: String) in Failure(.ioError, "cannot write the backup \(stem).backup (\(what)): refusing to write without a backup") }
         let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw refuse(String(cString: strerror(errno))) }
         defer { unlink(partial) }
@@ -51,7 +56,7 @@ enum Backups {
         }
         // link() rather than rename(): it fails instead of replacing a backup of the same name.
         for attempt in 1...100 {
-            let path = stem + (attempt == 1 ? "" : "-\(attempt)") + ".ndef"
+            let path = stem + (attempt == 1 ? "" : "-\(attempt)") + ".backup"
             if link(partial, path) == 0 { return path }
             if errno == EEXIST { continue }
             // File systems without hard links (vfat, some network mounts): check, then rename.

@@ -17,14 +17,14 @@ struct TagSession {
 
     /// Chooses the reader, connects, detects the tag and runs `body`; disconnects afterwards.
     /// Detection failures become `Failure`s.
-    static func withTag<T>(_ readerOptions: ReaderOptions, trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
-        try withTag(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace, body)
+    static func withTag<T>(_ readerOptions: ReaderOptions, trace: TraceOptions, tolerant: Bool = false, _ body: (TagSession) throws -> T) throws -> T {
+        try withTag(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration, trace: trace, tolerant: tolerant, body)
     }
 
     /// With a wait, a pcscd that goes away (restart, crash) before `body` starts is waited out
     /// until the deadline: the whole open starts over on a fresh context. Without one, it fails
     /// at once (69). Once `body` has started, nothing is retried.
-    static func withTag<T>(reader requested: String?, wait: Duration?, trace: TraceOptions, _ body: (TagSession) throws -> T) throws -> T {
+    static func withTag<T>(reader requested: String?, wait: Duration?, trace: TraceOptions, tolerant: Bool = false, _ body: (TagSession) throws -> T) throws -> T {
         let start = ContinuousClock.now
         let deadline = start + (wait ?? .zero)
         while true {
@@ -37,7 +37,7 @@ struct TagSession {
                 let (card, gate) = try selection.connectWatched(reader, wait: wait, waitStarted: start)
                 defer { gate.standDown() }
                 defer { try? card.disconnect() }
-                return try withTag(card: card, atr: atr, trace: trace, gate: gate) { session in
+                return try withTag(card: card, atr: atr, trace: trace, gate: gate, tolerant: tolerant) { session in
                     started = true
                     return try body(session)
                 }
@@ -64,7 +64,8 @@ struct TagSession {
     }
 
     /// Detects the tag on a connection the caller made (and will end) and runs `body`.
-    static func withTag<T>(card: Card, atr knownATR: [UInt8], trace: TraceOptions, gate: BusyReaderGate? = nil,
+    /// `tolerant`: a Type 2 tag whose TLV area does not parse is still detected (to restore it).
+    static func withTag<T>(card: Card, atr knownATR: [UInt8], trace: TraceOptions, gate: BusyReaderGate? = nil, tolerant: Bool = false,
                            _ body: (TagSession) throws -> T) throws -> T {
         let reader = card.reader
         let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
@@ -78,7 +79,7 @@ struct TagSession {
             gate?.proceed()
             let tag: any NDEFTag
             do {
-                tag = Type2Tag.isType2(atr: atr) ? try Type2Tag.detect(transport) : try Type4Tag.detect(transport, atr: atr)
+                tag = Type2Tag.isType2(atr: atr) ? try Type2Tag.detect(transport, atr: atr, tolerant: tolerant) : try Type4Tag.detect(transport, atr: atr)
             } catch let error as TagError {
                 throw error.failure
             }
@@ -106,8 +107,10 @@ extension TagError {
     /// Exit codes: a tag that refuses is 1, a tag whose data lies is 65.
     var failure: Failure {
         switch kind {
-        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed: return Failure(.unexpected, message)
+        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe: return Failure(.unexpected, message)
         case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
+        case .beyondReach: return Failure(.unavailable, message)
+        case .differentTag: return Failure(.refused, message)
         }
     }
 }
@@ -123,7 +126,9 @@ func readMessageFile(_ path: String, option: String) throws -> [UInt8] {
 /// File or pipe contents as bytes: hex text (with separators) is decoded, anything else is raw.
 func rawOrHex(_ data: Data) -> [UInt8] {
     let bytes = [UInt8](data)
-    if !bytes.isEmpty, bytes.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: bytes, as: UTF8.self)) {
+    // Hex text may come with a UTF-8 byte order mark and CRLF line ends (Windows editors).
+    let text = TextInput.droppingByteOrderMark(bytes)
+    if !text.isEmpty, text.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: text, as: UTF8.self)) {
         return decoded
     }
     return bytes

@@ -38,6 +38,14 @@ enum Terminal {
         return out
     }
 
+    /// A word a POSIX shell reads back as itself: bare when it is plain, else in single quotes
+    /// (control characters escaped by `safe` first, so the line stays printable).
+    static func shellQuoted(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-+:=@%,".unicodeScalars.contains($0)) }
+        if plain { return text }
+        return "'" + safe(text).replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     /// Bytes as text where printable ASCII, `.` otherwise (hex dumps).
     static func ascii(_ bytes: some Sequence<UInt8>) -> String {
         String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })

@@ -1,0 +1,44 @@
+/// Text files and pipes as people really save them: LF, CRLF or CR line ends, with or without a
+/// UTF-8 byte order mark. Every text input (scripts, allowlists, hex files) goes through here.
+///
+/// Swift treats `"\r\n"` as one `Character`, so a CRLF file split on `"\n"` never splits at all;
+/// normalising first keeps every parser simple and right.
+public enum TextInput {
+    /// The UTF-8 byte order mark.
+    public static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// The bytes without a leading UTF-8 byte order mark.
+    public static func droppingByteOrderMark(_ bytes: some Collection<UInt8>) -> ArraySlice<UInt8> {
+        let all = ArraySlice(bytes)
+        return all.starts(with: byteOrderMark) ? all.dropFirst(byteOrderMark.count) : all
+    }
+
+    /// Decodes UTF-8 (invalid sequences become U+FFFD), drops a byte order mark, and turns CRLF
+    /// and lone CR line ends into LF.
+    public static func normalized(_ bytes: some Collection<UInt8>) -> String {
+        var out: [UInt8] = []
+        let body = droppingByteOrderMark(bytes)
+        out.reserveCapacity(body.count)
+        var previousCR = false
+        for b in body {
+            if b == 0x0D {
+                out.append(0x0A)
+                previousCR = true
+                continue
+            }
+            if b == 0x0A && previousCR {
+                previousCR = false
+                continue
+            }
+            previousCR = false
+            out.append(b)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The same for text already decoded.
+    public static func normalized(_ text: String) -> String {
+        if !text.utf8.contains(0x0D) && !text.utf8.starts(with: byteOrderMark) { return text }
+        return normalized(Array(text.utf8))
+    }
+}

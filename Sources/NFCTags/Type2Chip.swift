@@ -1,0 +1,85 @@
+/// What this library knows of a Type 2 chip's memory: where its lock bits and password
+/// configuration really are. The NFC Forum's default ("dynamic lock bytes right after the CC's
+/// data area") is wrong on NTAG215/216, whose CC leaves user pages uncovered: their lock bytes
+/// are at 82h / E2h, and writing at 80h / DEh would overwrite user data.
+///
+/// Sources: the NXP datasheets (MF0ICU1, MF0ICU2, MF0ULx1, NTAG210/212, NTAG213/215/216) and
+/// proxmark3's page counts. Granularities marked UNCONFIRMED could not be checked against a
+/// datasheet here; a lock control TLV on the tag always wins over this table.
+public struct Type2Chip: Sendable, Hashable {
+    public var name: String
+    /// Every page of the chip.
+    public var pages: Int
+    /// The CC size byte the chip ships with (data area / 8).
+    public var factoryCCSize: UInt8
+    /// PC/SC Part 3 card names readers report for it.
+    public var cardNames: Set<UInt16>
+    public var dynamicLock: DynamicLock?
+    public var passwords: Passwords?
+
+    public struct DynamicLock: Sendable, Hashable {
+        /// The page of the lock bytes; bits from bit 0 of its byte 0 on, each locking
+        /// `pagesPerBit` pages from page 16 on, up to (not including) `endPage`.
+        public var page: Int
+        public var bits: Int
+        public var pagesPerBit: Int
+        public var endPage: Int
+    }
+
+    public struct Passwords: Sendable, Hashable {
+        /// AUTH0: the first protected page (page, byte).
+        public var auth0Page: Int
+        public var auth0Byte: Int
+        /// The access byte and its protection bit.
+        public var accessPage: Int
+        public var accessByte: Int
+        public var protectionBit: UInt8
+        /// NTAG/EV1 PROT: bit set = reads protected too; Ultralight C AUTH1 bit 0: bit set = writes only.
+        public var readsProtectedWhenBitSet: Bool
+        /// AUTH0 values at or past this disable protection.
+        public var disabledFrom: Int
+
+        static func ntag(cfg0: Int, pages: Int) -> Passwords {
+            Passwords(auth0Page: cfg0, auth0Byte: 3, accessPage: cfg0 + 1, accessByte: 0, protectionBit: 0x80, readsProtectedWhenBitSet: true, disabledFrom: pages)
+        }
+    }
+
+    /// The data area's end (exclusive byte address) for the factory CC.
+    public var factoryDataAreaEnd: Int { 16 + Int(factoryCCSize) * 8 }
+    /// User memory as the chip really has it (bytes): up to the lock page or the configuration.
+    public var userMemoryEnd: Int {
+        if let d = dynamicLock { return d.page * 4 }
+        if let p = passwords { return p.auth0Page * 4 }
+        return pages * 4
+    }
+
+    public static let ultralight = Type2Chip(name: "MIFARE Ultralight", pages: 16, factoryCCSize: 0x06, cardNames: [0x0003], dynamicLock: nil, passwords: nil)
+    public static let ultralightC = Type2Chip(name: "MIFARE Ultralight C", pages: 48, factoryCCSize: 0x12, cardNames: [0x003A],
+                                              dynamicLock: DynamicLock(page: 0x28, bits: 6, pagesPerBit: 4, endPage: 0x28),  // granularity UNCONFIRMED
+                                              passwords: Passwords(auth0Page: 0x2A, auth0Byte: 0, accessPage: 0x2B, accessByte: 0, protectionBit: 0x01,
+                                                                   readsProtectedWhenBitSet: false, disabledFrom: 0x30))
+    public static let ultralightEV1 = Type2Chip(name: "MIFARE Ultralight EV1 (MF0UL11)", pages: 20, factoryCCSize: 0x06, cardNames: [0x003D],
+                                                dynamicLock: nil, passwords: .ntag(cfg0: 0x10, pages: 20))
+    public static let ultralightEV1b = Type2Chip(name: "MIFARE Ultralight EV1 (MF0UL21)", pages: 41, factoryCCSize: 0x10, cardNames: [0x003D],
+                                                 dynamicLock: DynamicLock(page: 0x24, bits: 5, pagesPerBit: 4, endPage: 0x24),  // granularity UNCONFIRMED
+                                                 passwords: .ntag(cfg0: 0x25, pages: 41))
+    public static let ntag210 = Type2Chip(name: "NTAG210", pages: 20, factoryCCSize: 0x06, cardNames: [0x0003], dynamicLock: nil, passwords: .ntag(cfg0: 0x10, pages: 20))
+    public static let ntag212 = Type2Chip(name: "NTAG212", pages: 41, factoryCCSize: 0x10, cardNames: [0x0003],
+                                          dynamicLock: DynamicLock(page: 0x24, bits: 10, pagesPerBit: 2, endPage: 0x24),  // granularity UNCONFIRMED
+                                          passwords: .ntag(cfg0: 0x25, pages: 41))
+    public static let ntag213 = Type2Chip(name: "NTAG213", pages: 45, factoryCCSize: 0x12, cardNames: [0x0003],
+                                          dynamicLock: DynamicLock(page: 0x28, bits: 12, pagesPerBit: 2, endPage: 0x28), passwords: .ntag(cfg0: 0x29, pages: 45))
+    public static let ntag215 = Type2Chip(name: "NTAG215", pages: 135, factoryCCSize: 0x3E, cardNames: [0x0003],
+                                          dynamicLock: DynamicLock(page: 0x82, bits: 8, pagesPerBit: 16, endPage: 0x82), passwords: .ntag(cfg0: 0x83, pages: 135))
+    public static let ntag216 = Type2Chip(name: "NTAG216", pages: 231, factoryCCSize: 0x6D, cardNames: [0x0003],
+                                          dynamicLock: DynamicLock(page: 0xE2, bits: 14, pagesPerBit: 16, endPage: 0xE2), passwords: .ntag(cfg0: 0xE3, pages: 231))
+
+    public static let known: [Type2Chip] = [.ultralight, .ultralightC, .ultralightEV1, .ultralightEV1b, .ntag210, .ntag212, .ntag213, .ntag215, .ntag216]
+
+    /// The chip a storage-only reader lets us infer: the ATR's card name and the CC's size as
+    /// shipped. Ambiguous evidence (a 48-byte CC: Ultralight, NTAG210 or Ultralight EV1) gives
+    /// every candidate, for the caller to tell apart or to treat conservatively.
+    public static func candidates(cardName: UInt16?, ccSize: UInt8) -> [Type2Chip] {
+        known.filter { $0.factoryCCSize == ccSize && (cardName == nil || $0.cardNames.contains(cardName!)) }
+    }
+}

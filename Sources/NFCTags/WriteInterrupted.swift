@@ -1,0 +1,76 @@
+/// A write, restore or lock that failed after it began changing the tag, with what the tag can
+/// hold now. Every procedure here passes only through states a reader sees as the old message,
+/// an empty one, or the new one; this says which of them it can be, from the last step the tag
+/// acknowledged. (Where the card went away during a step, the tag may or may not have done it.)
+public struct WriteInterrupted: Error, CustomStringConvertible {
+    public enum TagState: String, Sendable, Hashable {
+        /// Nothing took effect.
+        case old
+        /// The step that empties the message was sent; the card went away before it answered.
+        case oldOrEmpty
+        /// The message is empty (length 0): what was there is in the backup.
+        case empty
+        /// The final step was sent; the card went away before it answered.
+        case emptyOrNew
+        /// The new message is in place (the read-back did not finish).
+        case new
+        /// The tag read back something else after acknowledging every step: it does not store
+        /// what it is sent.
+        case unknown
+    }
+    public var state: TagState
+    /// What stopped it: the PC/SC error, the transmit error, or the tag's refusal.
+    public var underlying: any Error
+    /// The step in words ("write the NDEF length").
+    public var step: String
+
+    public init(state: TagState, underlying: any Error, step: String) {
+        self.state = state
+        self.underlying = underlying
+        self.step = step
+    }
+
+    public var description: String { "\(underlying) (while trying to \(step))" }
+}
+
+/// A lock that failed part-way: which permanent changes the tag acknowledged.
+public struct LockInterrupted: Error, CustomStringConvertible {
+    /// The parts already done, in order ("CC write access 0F", "dynamic lock bits", …).
+    public var done: [String]
+    public var underlying: any Error
+    public var step: String
+    public var description: String { "\(underlying) (while trying to \(step))" }
+}
+
+/// Tracks a procedure's progress so a failure can say what the tag holds.
+struct WriteProgress {
+    enum Phase { case untouched, emptied, committed }
+    /// Set to `.emptied` up front when the tag's message is already empty: then every later
+    /// state reads as the old (empty) message or the new one.
+    var phase = Phase.untouched
+
+    /// Runs one step; on failure, wraps the error with the state the tag can be in.
+    /// `empties`: the step that sets the length to 0; `commits`: the step that sets the new length.
+    mutating func step<T>(_ what: String, empties: Bool = false, commits: Bool = false, _ body: () throws -> T) throws -> T {
+        do {
+            let result = try body()
+            if empties { phase = .emptied }
+            if commits { phase = .committed }
+            return result
+        } catch {
+            // A tag that refused the step did not do it; a card that went away may have.
+            let refused = (error as? TagError).map { $0.kind == .writeFailed || $0.kind == .readOnly } ?? false
+            let state: WriteInterrupted.TagState
+            switch phase {
+            case .untouched:
+                guard empties || commits else { throw error }   // nothing has changed: the error stands alone
+                state = refused ? .old : .oldOrEmpty
+            case .emptied:
+                state = commits && !refused ? .emptyOrNew : .empty
+            case .committed:
+                state = (error as? TagError)?.kind == .verifyFailed ? .unknown : .new
+            }
+            throw WriteInterrupted(state: state, underlying: error, step: what)
+        }
+    }
+}
