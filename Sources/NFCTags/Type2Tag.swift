@@ -123,6 +123,7 @@ public struct Type2TLVArea: Hashable, Sendable {
 
     /// The absolute addresses of `count` usable bytes starting at `q`, reserved bytes skipped.
     public func positions(from q: Int, count: Int) -> [Int] {
+        if reserved.isEmpty { return Array(q..<max(q, min(q + count, dataArea.upperBound))) }
         var out: [Int] = []
         out.reserveCapacity(count)
         var a = q
@@ -283,7 +284,10 @@ public final class Type2Tag: NDEFTag {
 
     func identifyChip() -> (Type2Chip?, String, String) {
         let size = capabilityContainer.bytes[2]
-        let candidates = Type2Chip.candidates(cardName: cardName, ccSize: size)
+        // A lock control TLV that puts the lock bytes elsewhere rules a chip out.
+        let candidates = Type2Chip.candidates(cardName: cardName, ccSize: size).filter { chip in
+            tlv.lockAreas.allSatisfy { $0.position == (chip.dynamicLock?.page).map { $0 * 4 } }
+        }
         let evidence = "CC size \(capabilityContainer.dataAreaSize) bytes" + (cardName.map { ", ATR card name \(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)]))" } ?? "")
             + " (no GET_VERSION: the reader offers no transparent exchange here)"
         if candidates.count == 1 { return (candidates[0], candidates[0].name, evidence) }
@@ -359,14 +363,15 @@ public final class Type2Tag: NDEFTag {
         while a < range.upperBound {
             if !loaded.contains(a / 16) {
                 var bytes = try readPages(a / 4)
-                if a > 0, !header.isEmpty {
-                    for k in 1..<4 where Array(bytes[(k * 4)...]) == Array(header.prefix(16 - k * 4)) {
+                if a > 0, header.count == 16 {
+                    for k in 1..<4 where bytes[(k * 4)...].elementsEqual(header[0..<(16 - k * 4)]) {
                         let fresh = try readPages(a / 4 + k)
                         bytes.replaceSubrange((k * 4)..., with: fresh.prefix(16 - k * 4))
                         break
                     }
                 }
-                for (i, b) in bytes.enumerated() where a + i < image.count { image[a + i] = b }
+                let n = min(16, image.count - a)
+                image.replaceSubrange(a..<(a + n), with: bytes[0..<n])
                 loaded.insert(a / 16)
             }
             a += 16
@@ -380,7 +385,6 @@ public final class Type2Tag: NDEFTag {
         image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, Self.addressableBytes))
         loaded = [0]
         lockState = nil
-        chip = identifyChip()
         for (i, b) in header.enumerated() { image[i] = b }
         do {
             try walkTLVs()
@@ -388,6 +392,7 @@ public final class Type2Tag: NDEFTag {
         } catch let error as TagError where tolerant && error.kind != .beyondReach {
             layoutError = error
         }
+        chip = identifyChip()
     }
 
     /// Reads the data area progressively until the TLV walk finds the NDEF TLV: most tags need one read.
@@ -460,9 +465,12 @@ public final class Type2Tag: NDEFTag {
             let a = areas[i]
             let memoryEnd = known.map { $0.pages * 4 } ?? Self.addressableBytes
             guard a.position >= 16, a.position + a.byteCount <= min(memoryEnd, Self.addressableBytes) else { continue }
-            if (try? ensureRead(a.position..<(a.position + a.byteCount))) != nil {
+            // A tag that refuses the read leaves the bytes unknown; a card that goes away is an error.
+            do {
+                try ensureRead(a.position..<(a.position + a.byteCount))
                 areas[i].bytes = Array(image[a.position..<(a.position + a.byteCount)])
-            }
+            } catch let e as TagError where e.kind == .readFailed {}
+
         }
         var password = Type2LockState.Password.none
         if let p = known?.passwords {
@@ -471,7 +479,7 @@ public final class Type2Tag: NDEFTag {
                 let auth0 = Int(image[p.auth0Page * 4 + p.auth0Byte])
                 let bitSet = image[p.accessPage * 4 + p.accessByte] & p.protectionBit != 0
                 password = auth0 >= p.disabledFrom ? .disabled : .protects(fromPage: auth0, reads: bitSet == p.readsProtectedWhenBitSet)
-            } catch {
+            } catch let e as TagError where e.kind == .readFailed {
                 password = .unknown("the configuration pages cannot be read; they may be password-protected")
             }
         }
@@ -516,9 +524,11 @@ public final class Type2Tag: NDEFTag {
         let message = try readNDEF()
         let start = tlv.ndefTLVPosition!
         var positions = tlv.positions(from: start, count: 1 + tlv.ndefLengthFieldSize + message.count + 1)
-        if positions.count > 1 + tlv.ndefLengthFieldSize + message.count {
+        if positions.count > 1 + tlv.ndefLengthFieldSize + message.count, positions.last! < Self.addressableBytes {
             try ensureRead(positions.last!..<(positions.last! + 1))
             if image[positions.last!] != 0xFE { positions.removeLast() }
+        } else if positions.count > 1 + tlv.ndefLengthFieldSize + message.count {
+            positions.removeLast()
         }
         let end = ((positions.last ?? start) / 4 + 1) * 4
         try ensureRead(16..<end)
@@ -553,7 +563,9 @@ public final class Type2Tag: NDEFTag {
         guard let start = tlv.ndefTLVPosition else { throw TagError(.notNDEF, "no NDEF TLV") }
         let lengthSize = message.count >= 0xFF ? 3 : 1
         let headerCount = 1 + lengthSize
-        let terminator = tlv.availableBytes(from: start) > headerCount + message.count ? 1 : 0
+        // A terminator TLV after the message where there is room (and within reach: readers stop at
+        // the NDEF TLV anyway, so a message that ends at page 255's end needs none).
+        let terminator = tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes) > headerCount + message.count ? 1 : 0
         let positions = tlv.positions(from: start, count: headerCount + message.count + terminator)
         try ensureRead((positions.first! / 4 * 4)..<((positions.last! / 4 + 1) * 4))
         var target = image
@@ -608,10 +620,9 @@ public final class Type2Tag: NDEFTag {
         guard changed.allSatisfy({ $0 >= 4 && $0 < Self.addressablePages }) else {
             throw TagError(.beyondReach, "the write would touch page \(changed.last!), outside pages 4-255 that this reader path can write; nothing was written")
         }
+        // An unreadable password configuration means read protection (PROT): the pages to change
+        // were all just read, and a protected one would have failed that read.
         let state = try readLockState()
-        if case .unknown = state.password, chip.chip?.passwords != nil {
-            throw TagError(.readOnly, "the tag's password configuration cannot be read (it may protect the pages to write); nothing was written")
-        }
         if let blocked = changed.first(where: { !state.isWritable(page: $0) }) {
             let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
             throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")

@@ -160,7 +160,8 @@ public final class Type4Tag {
         if selecting { try selectNDEFFile() }
         let lf = cc.lengthFieldSize
         // NLEN and the first data in one READ BINARY.
-        let first = try read(offset: 0, count: min(readChunk, cc.maxFileSize, Self.readLimit + lf))
+        // At least NLEN/ENLEN itself, even from a tag whose MLe is smaller.
+        let first = try read(offset: 0, count: max(lf, min(readChunk, cc.maxFileSize, Self.readLimit + lf)))
         guard first.count >= lf else { throw TagError(.readFailed, "the NDEF file is shorter than its length field") }
         let nlen = first.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
         guard nlen <= cc.maxFileSize - lf else {
@@ -193,6 +194,10 @@ public final class Type4Tag {
         let old = try readNDEF(selecting: true)
         let lf = capabilityContainer.lengthFieldSize
         let length = Self.lengthField(old.count, size: lf)
+        // The backup must be one this tag lets us put back: else a cut would lose the message.
+        if lf + old.count - 1 > 0x7FFF && writeChunk < 9 {
+            throw TagError(.beyondReach, "the current message (\(old.count) bytes) reaches past offset 7FFF, which only UPDATE BINARY D7 can write, and this tag's MLc of \(capabilityContainer.mlc) is too small for it: its backup could not be put back, so nothing was written")
+        }
         try keep(TagBackup(kind: kind, uid: uid, capabilityContainer: capabilityContainer.bytes, start: 0, bytes: length + old, message: old))
         try write(message, currentLength: length)
     }

@@ -216,7 +216,8 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
 
     static func sized(_ image: [UInt8], chip: Chip) -> [UInt8] {
         var m = [UInt8](repeating: 0, count: chip.pages * 4)
-        for (i, b) in image.prefix(m.count).enumerated() { m[i] = b }
+        let n = min(image.count, m.count)
+        m.replaceSubrange(0..<n, with: image[0..<n])
         return m
     }
 
@@ -296,12 +297,14 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
         if isLocked(page: page, m) { return false }
         if realism.contains(.passwords), writeProtected(page: page, m) { return false }
         let otp = realism.contains(.oneTimeProgrammable)
+        // Block-locking bits freeze lock bits as they were before this write.
+        let frozen = frozenStaticBits(m)
         for i in 0..<4 {
             let at = page * 4 + i
             if page == 2 {
                 // Page 2: only the lock bytes (2, 3) change, and block-locked bits stay as they are.
                 guard i >= 2 else { continue }
-                let frozen = i == 2 ? 0 : frozenStaticBits(m)
+                let frozen = i == 2 ? frozen.0 : frozen.1
                 let allowed = data[i] & ~frozen
                 m[at] = otp ? m[at] | allowed : (m[at] & frozen) | allowed
             } else if page == 3 || (page == chip.dynamicLockPage && isDynamicLockByte(i)) {
@@ -319,15 +322,14 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
     /// byte 3 is RFUI) after the data area, or just the lock bytes the TLV names inside it.
     func isDynamicLockByte(_ index: Int) -> Bool { index < (chip.lockBytesInDataArea ? (chip.lockBits + 7) / 8 : 3) }
 
-    /// Lock byte 1's bits that block-locking bits of lock byte 0 freeze (MF0ICU1 / NTAG21x):
-    /// BL15-10 (bit 2) freezes L15-L10, BL9-4 (bit 1) freezes L9-L8 (byte 1); byte 0's own lock
-    /// bits are frozen per bit 1 (L7-L4) and bit 0 (L-CC), handled in `write` by OR-only.
-    func frozenStaticBits(_ m: [UInt8]) -> UInt8 {
-        guard realism.contains(.staticLocks) else { return 0 }
-        var frozen: UInt8 = 0
-        if m[10] & 0x04 != 0 { frozen |= 0xFC }
-        if m[10] & 0x02 != 0 { frozen |= 0x03 }
-        return frozen
+    /// The static lock bits the block-locking bits freeze (MF0ICU1 / NTAG21x): BL-CC (bit 0)
+    /// freezes L-CC, BL9-4 (bit 1) freezes L4-L9, BL15-10 (bit 2) freezes L10-L15.
+    func frozenStaticBits(_ m: [UInt8]) -> (UInt8, UInt8) {
+        guard realism.contains(.staticLocks) else { return (0, 0) }
+        let bl = m[10]
+        let byte0: UInt8 = (bl & 0x01 != 0 ? 0x08 : 0) | (bl & 0x02 != 0 ? 0xF0 : 0)
+        let byte1: UInt8 = (bl & 0x02 != 0 ? 0x03 : 0) | (bl & 0x04 != 0 ? 0xFC : 0)
+        return (byte0, byte1)
     }
 
     /// Whether the static or dynamic lock bits (or CFGLCK) protect `page`.

@@ -10,7 +10,7 @@ struct Type2TagTests {
         let model = Type2TagModel(chip: chip, memory: memory)
         let seen = Locked([Exchange]())
         let transport = APDUTransport(channel: EmulatedChannel(card: model)) { e in seen.withLock { $0.append(e) } }
-        return (try Type2Tag.detect(transport), model, seen)
+        return (try Type2Tag.detect(transport, atr: model.atr), model, seen)
     }
 
     func message(_ size: Int) -> [UInt8] {
@@ -133,7 +133,7 @@ struct Type2TagTests {
         let m = message(t.capacity)
         try t.writeNDEF(m)
         let seen = Locked([Exchange]())
-        let t2 = try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)) { e in seen.withLock { $0.append(e) } })
+        let t2 = try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)) { e in seen.withLock { $0.append(e) } }, atr: model.atr)
         #expect(try t2.readNDEF() == m)
         let reads = seen.current.filter { $0.command[1] == 0xB0 }.count
         // Pages 0-3, then the data area up to the message end: 5 (lock TLV) + 4 (TLV header) + 863
