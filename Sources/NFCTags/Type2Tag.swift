@@ -335,13 +335,19 @@ public final class Type2Tag: NDEFTag {
 
     /// Reads 16 bytes (4 pages) at `page` (0-255).
     func readPages(_ page: Int) throws -> [UInt8] {
+        guard let bytes = try readPagesIfAllowed(page) else {
+            throw TagError(.readFailed, "READ BINARY of page \(page) failed: the tag refused it (a password, or past its last page)")
+        }
+        return bytes
+    }
+
+    /// 16 bytes at `page`, or nil when the tag refuses (NAK); a malformed answer is an error.
+    func readPagesIfAllowed(_ page: Int) throws -> [UInt8]? {
         guard (0..<Self.addressablePages).contains(page) else {
             throw TagError(.beyondReach, "page \(page) is past what PC/SC storage READ BINARY can address (pages 0-255; larger tags need SECTOR_SELECT through a raw tag-command path)")
         }
         let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: Self.readLimit))
-        guard r.statusWord == .success else {
-            throw TagError(.readFailed, "READ BINARY of page \(page) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
-        }
+        guard r.statusWord == .success else { return nil }
         guard r.data.count == Self.readLimit else {
             throw TagError(.readFailed, "READ BINARY of page \(page) answered \(r.data.count) bytes, 16 expected")
         }
@@ -738,8 +744,7 @@ public final class Type2Tag: NDEFTag {
         var out: [(Int, [UInt8]?)] = []
         var page = pages.lowerBound
         while page <= pages.upperBound {
-            let bytes: [UInt8]?
-            do { bytes = try readPages(page) } catch let e as TagError where e.kind == .readFailed { bytes = nil }
+            let bytes = try readPagesIfAllowed(page)
             let count = min(4, pages.upperBound - page + 1)
             for i in 0..<count { out.append((page + i, bytes.map { Array($0[(i * 4)..<(i * 4 + 4)]) })) }
             page += count

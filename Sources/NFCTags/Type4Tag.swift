@@ -254,6 +254,8 @@ public final class Type4Tag {
     func lengthUpdate(from: [UInt8], to: [UInt8]) throws -> (offset: Int, bytes: [UInt8])? {
         let differing = from.indices.filter { from[$0] != to[$0] }
         guard let first = differing.first, let last = differing.last else { return nil }
+        // The whole field in one UPDATE, as the T4T procedure writes it, whenever MLc allows.
+        if to.count <= writeChunk { return (0, to) }
         guard last - first + 1 <= writeChunk else {
             throw TagError(.unsafe, "changing the NDEF length from \(from.hexString) to \(to.hexString) takes \(last - first + 1) bytes, but this tag accepts \(writeChunk) per UPDATE BINARY (MLc \(capabilityContainer.mlc)): a pulled card between two writes would leave a length that lies; nothing was written")
         }

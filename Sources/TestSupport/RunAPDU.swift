@@ -7,6 +7,13 @@ public struct CommandResult: Sendable {
     public var stderr: String
     public var stdoutData = Data()
 
+    public init(status: Int32, stdout: String, stderr: String, stdoutData: Data = Data()) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdoutData = stdoutData
+    }
+
     /// stdout parsed as one JSON document.
     public func json() throws -> Any {
         try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])

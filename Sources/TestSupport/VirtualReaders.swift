@@ -104,6 +104,22 @@ public func withInsertedCard<R: Sendable>(
     _ body: (InsertedCard) async throws -> R
 ) async throws -> R {
     let slot = try await ReaderSlots.shared.acquire()
+    do {
+        let result = try await withCard(card, in: slot, faults: faults, body)
+        await ReaderSlots.shared.release(slot)
+        return result
+    } catch {
+        await ReaderSlots.shared.release(slot)
+        throw error
+    }
+}
+
+/// Inserts `card` into `slot` (one the caller holds, e.g. from `withEmptySlot`), runs `body`,
+/// then removes the card: the same reader again and again, as a person re-presents a tag.
+public func withCard<R: Sendable>(
+    _ card: any EmulatedCard, in slot: ReaderSlot, faults: Faults = .none,
+    _ body: (InsertedCard) async throws -> R
+) async throws -> R {
     let client = VPCDClient(port: slot.port, card: card, faults: faults)
     client.start()
     let inserted = InsertedCard(slot: slot, client: client)
@@ -111,12 +127,10 @@ public func withInsertedCard<R: Sendable>(
         try waitForCard(in: slot.reader, present: true)
         let result = try await body(inserted)
         try inserted.remove()
-        await ReaderSlots.shared.release(slot)
         return result
     } catch {
         client.stop()
         try? waitForCard(in: slot.reader, present: false)
-        await ReaderSlots.shared.release(slot)
         throw error
     }
 }

@@ -1,0 +1,220 @@
+import ISO7816
+import NFCTags
+import Testing
+import VirtualCard
+
+/// The Type 2 failures issue 12 reproduced, one test each, against the chip-faithful emulator.
+@Suite("Type 2 do-no-harm: partly locked, passwords, lock positions, pages past 255, hostile tags")
+struct Type2SafetyTests {
+    func detect(_ model: Type2TagModel, tolerant: Bool = false) throws -> Type2Tag {
+        try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr, tolerant: tolerant)
+    }
+
+    func holding(_ chip: Type2TagModel.Chip, _ message: [UInt8]) throws -> Type2TagModel {
+        let model = Type2TagModel(chip: chip)
+        try detect(model).writeNDEF(message)
+        return model
+    }
+
+    @Test("NTAG215 with its first pages locked: readOnly, and a write is refused before anything changes")
+    func firstPagesLocked() throws {
+        let model = try holding(.ntag215, patternMessage(100, seed: 1))
+        var image = model.contents
+        image[10] |= 0xF0                                       // L4-L7: pages 4-7 read-only
+        model.setContents(image)
+        let tag = try detect(model)
+        #expect(tag.status == .readOnly)
+        #expect(try tag.readLockState().lockedPages.starts(with: [4, 5, 6, 7]))
+        #expect(throws: TagError.self) { try tag.writeNDEF(patternMessage(20, seed: 2)) }
+        #expect(model.contents == image)
+    }
+
+    @Test("dynamic lock bits: a message in the unlocked pages is written; one reaching a locked page is refused untouched")
+    func dynamicLocked() throws {
+        let model = try holding(.ntag215, patternMessage(10, seed: 1))
+        var image = model.contents
+        image[0x82 * 4] = 0x02                                  // NTAG215 bit 1: pages 32-47
+        model.setContents(image)
+        let small = patternMessage(40, seed: 2)                 // pages 4-15
+        try detect(model).writeNDEF(small)
+        #expect(ReferenceType2.read(model.contents) == .message(small))
+        let before = model.contents
+        do {
+            try detect(model).writeNDEF(patternMessage(200, seed: 3))
+            Issue.record("wrote over locked pages")
+        } catch let e as TagError {
+            #expect(e.kind == .readOnly && e.message.contains("page 32") && e.message.contains("nothing was written"), "\(e)")
+        }
+        #expect(model.contents == before)
+    }
+
+    @Test("locked pages whose bytes do not change are no obstacle")
+    func lockedButUnchanged() throws {
+        let old = patternMessage(60, seed: 1)
+        let model = try holding(.ntag213, old)
+        var image = model.contents
+        image[11] |= 0x03                                       // L8, L9: pages 8-9 read-only
+        model.setContents(image)
+        var new = old
+        new[50] ^= 0xFF                                         // changes page 17 only, besides the length
+        let tag = try detect(model)
+        #expect(tag.status == .readWrite)
+        try tag.writeNDEF(new)
+        #expect(ReferenceType2.read(model.contents) == .message(new))
+        #expect(model.contents[32..<40] == image[32..<40])
+    }
+
+    @Test("AUTH0 write protection: writes below AUTH0 work, writes reaching it are refused untouched")
+    func writeProtected() throws {
+        let model = try holding(.ntag213, patternMessage(10, seed: 1))
+        var image = model.contents
+        image[0x29 * 4 + 3] = 0x10                              // AUTH0 = 10h, PROT 0
+        model.setContents(image)
+        let tag = try detect(model)
+        #expect(try tag.readLockState().password == .protects(fromPage: 0x10, reads: false))
+        try tag.writeNDEF(patternMessage(30, seed: 2))
+        let before = model.contents
+        #expect(throws: TagError.self) { try detect(model).writeNDEF(patternMessage(100, seed: 3)) }
+        #expect(model.contents == before)
+    }
+
+    @Test("AUTH0 read protection: a message running into protected pages fails to read; it is never read as rolled-over bytes")
+    func readProtected() throws {
+        let message = patternMessage(100, seed: 1)
+        let model = try holding(.ntag213, message)
+        var image = model.contents
+        image[0x2A * 4] = 0x80                                  // PROT
+        image[0x29 * 4 + 3] = 0x0E                              // AUTH0 = 0Eh: pages 14 on
+        model.setContents(image)
+        // The READ that would roll over at AUTH0 is caught where it happens: in detection.
+        do {
+            let tag = try detect(model)
+            _ = try tag.readNDEF()
+            Issue.record("read a message that runs into read-protected pages")
+        } catch let e as TagError {
+            #expect(e.kind == .readFailed && e.message.contains("page 14"), "\(e)")
+        }
+        #expect(throws: TagError.self) { try detect(model).writeNDEF(patternMessage(20, seed: 2)) }
+        #expect(model.contents == image)
+        // ndef-status still sees the tag (tolerant detection) and says why the message is unreadable.
+        let tolerant = try detect(model, tolerant: true)
+        #expect(throws: TagError.self) { try tolerant.readNDEF() }
+        // Its configuration pages lie past AUTH0 too: the password state is unknown, and said so.
+        guard case .unknown = try tolerant.readLockState().password else { Issue.record("password state should be unknown"); return }
+    }
+
+    @Test("NTAG215/216 lock: the lock bits go to 82h / E2h; the user pages after the CC's data area stay as they were",
+          arguments: [(Type2TagModel.Chip.ntag215, 0x80, 0x82), (.ntag216, 0xDE, 0xE2)])
+    func lockPosition(chip: Type2TagModel.Chip, userPage: Int, lockPage: Int) throws {
+        let model = try holding(chip, patternMessage(50, seed: 1))
+        var image = model.contents
+        for i in (userPage * 4)..<(lockPage * 4) { image[i] = 0xA5 }  // user data the CC does not cover
+        model.setContents(image)
+        let report = try detect(model).makeReadOnly()
+        #expect(report.refusesWrites)
+        #expect(model.contents[(userPage * 4)..<(lockPage * 4)].allSatisfy { $0 == 0xA5 })
+        #expect(model.contents[lockPage * 4] == 0xFF)
+        #expect(ReferenceType2.read(model.contents) == .message(patternMessage(50, seed: 1)))
+    }
+
+    @Test("a lock control TLV pointing outside the tag: a clear error before any write, no trap")
+    func lockTLVOutside() throws {
+        var image = Type2TagModel.factoryImage(chip: .ntag213)
+        for (i, b) in [UInt8](arrayLiteral: 0x01, 0x03, 0xF0, 0x10, 0x4F, 0x03, 0x00, 0xFE).enumerated() { image[16 + i] = b }  // 15 << 15
+        let model = Type2TagModel(chip: .ntag213, memory: image)
+        do {
+            _ = try detect(model).makeReadOnly()
+            Issue.record("locked a tag whose lock bytes are nowhere")
+        } catch let e as TagError {
+            #expect(e.message.contains("outside the tag's memory") && e.message.contains("nothing was written"), "\(e)")
+        }
+        #expect(model.contents == image)
+    }
+
+    @Test("an interrupted lock reads as partly locked (not simply read-only), and locking again finishes it")
+    func interruptedLock() throws {
+        let model = try holding(.ntag213, patternMessage(20, seed: 1))
+        var image = model.contents
+        image[15] = 0x0F                                        // CC read-only, lock bits clear
+        model.setContents(image)
+        let tag = try detect(model)
+        let state = try tag.readLockState()
+        #expect(tag.status == .readOnly && state.isPartlyLocked && !state.isFullyLocked)
+        let report = try tag.makeReadOnly()
+        #expect(report.alreadyDone == ["CC write access 0F"])
+        #expect(report.refusesWrites && report.state.isFullyLocked)
+    }
+
+    @Test("a data area past page 255: reads and writes that would need it are refused, never wrapped; reachable capacity is honest")
+    func pastPage255() throws {
+        let model = Type2TagModel(chip: .twoSectorT2T)
+        let tag = try detect(model)
+        #expect(tag.capacity > tag.reachableCapacity)
+        // Pages 4-255, less the lock control TLV, the 2 lock bytes it reserves at 960, the 3-byte NDEF header.
+        #expect(tag.reachableCapacity == 1024 - 16 - 5 - 2 - 4)
+        let before = model.contents
+        do {
+            try tag.writeNDEF(patternMessage(tag.reachableCapacity + 1, seed: 1))
+            Issue.record("wrote past page 255")
+        } catch let e as TagError {
+            #expect(e.kind == .beyondReach && e.message.contains("255"), "\(e)")
+        }
+        #expect(model.contents == before)
+        // A message another device wrote past page 255: the read refuses instead of wrapping.
+        var image = before
+        for (i, b) in [UInt8](arrayLiteral: 0x03, 0xFF, 0x04, 0x00).enumerated() { image[21 + i] = b }
+        model.setContents(image)
+        #expect(throws: TagError.self) { try detect(model).readNDEF() }
+        #expect(throws: TagError.self) { try detect(model).dump(pages: 250...260) }
+    }
+
+    @Test("a reader answering READ BINARY with fewer than 16 bytes: an error, not a trap")
+    func shortAnswer() throws {
+        let card = ScriptedCard(rules: [
+            ScriptedCard.Rule(pattern: [0xFF, 0xCA], matchesAnyTail: true, response: [0x04, 0x01, 0x02, 0x03, 0x90, 0x00]),
+            ScriptedCard.Rule(pattern: [0xFF, 0xB0], matchesAnyTail: true, response: [0xE1, 0x10, 0x06, 0x00, 0x90, 0x00]),
+        ])
+        let transport = APDUTransport(channel: EmulatedChannel(card: card))
+        do { _ = try Type2Tag.detect(transport); Issue.record("accepted a 4-byte READ") } catch let e as TagError {
+            #expect(e.kind == .readFailed && e.message.contains("4 bytes, 16 expected"), "\(e)")
+        }
+        #expect(throws: TagError.self) { try Type2Tag(transport: transport, uid: nil).dump(pages: 0...3) }
+    }
+
+    @Test("restore: another tag's backup is refused unless allowed; a lying length is restored over")
+    func restoreChecks() throws {
+        let old = patternMessage(300, seed: 1)
+        let model = try holding(.ntag216, old)
+        var backup: TagBackup?
+        try detect(model).replaceNDEF(with: patternMessage(10, seed: 2)) { backup = $0 }
+        let b = try #require(backup)
+        // The length now lies (53,505 bytes, as the old split-length bug left tags).
+        var image = model.contents
+        image[17] = 0xFF; image[18] = 0xD1; image[19] = 0x01
+        model.setContents(image)
+        #expect(throws: TagError.self) { try detect(model) }
+        let other = Type2TagModel(chip: .ntag216, uid: [0x04, 1, 2, 3, 4, 5, 6], memory: image)
+        do { try detect(other, tolerant: true).restore(b); Issue.record("restored onto another tag") } catch let e as TagError {
+            #expect(e.kind == .differentTag)
+        }
+        #expect(other.contents[16..<32] == image[16..<32])
+        try detect(model, tolerant: true).restore(b)
+        #expect(ReferenceType2.read(model.contents) == .message(old))
+        try detect(other, tolerant: true).restore(b, allowingOtherTag: true)
+        #expect(ReferenceType2.read(other.contents) == .message(old))
+    }
+
+    @Test("the backup text format round-trips, accepts CRLF and a BOM, and names bad lines")
+    func backupFormat() throws {
+        let b = TagBackup(kind: "type2", uid: [4, 1, 2], capabilityContainer: [0xE1, 0x10, 0x12, 0x00], start: 16, bytes: [3, 0, 0xFE, 0], message: [], reader: "R\u{1B}[31m")
+        let text = b.encoded()
+        #expect(!text.contains("\u{1B}"))
+        var parsed = try TagBackup(parsing: text)
+        parsed.reader = b.reader
+        #expect(parsed == b)
+        let crlf = "\u{FEFF}" + text.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try TagBackup(parsing: crlf).bytes == b.bytes)
+        #expect(TagBackup.isBackup(Array(crlf.utf8)))
+        #expect(throws: TagBackup.ParseError.self) { try TagBackup(parsing: text.replacingOccurrences(of: "bytes 0300FE00", with: "bytes 0300F")) }
+    }
+}
