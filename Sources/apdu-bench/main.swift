@@ -165,6 +165,31 @@ func benchType2(reader: String) throws -> Never {
     exit(0)
 }
 
+/// `apdu-bench type2-write READER BYTES`: replaces the tag's message with BYTES bytes, counting
+/// the APDUs by purpose. Prints "lock_reads other_reads updates pages_changed".
+func benchType2Write(reader: String, bytes: Int) throws -> Never {
+    let card = try Context().connect(reader: reader)
+    var reads = 0, updates = 0
+    let transport = APDUTransport(channel: BenchChannel(card: card)) { e in
+        if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 }
+        if e.command.count > 1 && e.command[1] == 0xD6 { updates += 1 }
+    }
+    let tag = try Type2Tag.detect(transport, atr: (try? card.status().atr) ?? [])
+    let before = tag.image
+    let readsBeforeLocks = reads
+    _ = try tag.readLockState()
+    let lockReads = reads - readsBeforeLocks
+    try tag.replaceNDEF(with: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ bytes) }) { _ in }
+    let after = tag.image
+    let changed = Set((0..<min(before.count, after.count)).filter { before[$0] != after[$0] }.map { $0 / 4 })
+    print("\(lockReads) \(reads - lockReads) \(updates) \(changed.count)")
+    exit(0)
+}
+
+if arguments.count == 4, arguments[1] == "type2-write", let bytes = Int(arguments[3]) {
+    do { try benchType2Write(reader: arguments[2], bytes: bytes) } catch { print("\(error)"); exit(74) }
+}
+
 if arguments.count == 3, arguments[1] == "type2" {
     do { try benchType2(reader: arguments[2]) } catch { print("\(error)"); exit(74) }
 }
