@@ -5,7 +5,7 @@
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    switch data[0] % 4 {
+    switch data[0] % 6 {
     case 0:
         _ = try? Type4CapabilityContainer(bytes: bytes)
     case 1:
@@ -15,10 +15,28 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 2:
         // A whole Type 2 read of a fuzzed memory image (CC in bytes 12-15).
         let model = Type2TagModel(chip: .ntag216, memory: bytes)
-        if let tag = try? Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model))) {
+        if let tag = try? Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr) {
             _ = tag.status
             _ = try? tag.readNDEF()
         }
+    case 4:
+        // Write, lock and restore on a fuzzed memory image of a chip the first byte picks: the
+        // procedures that change tags must end in an error, never a trap, whatever the tag says.
+        let chips = Type2TagModel.Chip.all.values.sorted { $0.name < $1.name }
+        guard let first = bytes.first else { return 0 }
+        let model = Type2TagModel(chip: chips[Int(first) % chips.count], memory: Array(bytes.dropFirst()))
+        let transport = APDUTransport(channel: EmulatedChannel(card: model))
+        if let tag = try? Type2Tag.detect(transport, atr: model.atr, tolerant: true) {
+            _ = tag.status
+            _ = try? tag.readLockState()
+            var backup: TagBackup?
+            try? tag.replaceNDEF(with: Array(bytes.prefix(Int(first))), keepingOld: { backup = $0 })
+            if let backup, let again = try? Type2Tag.detect(transport, atr: model.atr, tolerant: true) { try? again.restore(backup) }
+            _ = try? Type2Tag.detect(transport, atr: model.atr).makeReadOnly()
+            _ = try? tag.dump(pages: 0...min(255, Int(first)))
+        }
+    case 5:
+        _ = try? TagBackup(parsing: String(decoding: bytes, as: UTF8.self))
     default:
         // A whole Type 4 read of a fuzzed NDEF file behind a fixed, valid CC.
         var c = Type4TagModel.Configuration()
