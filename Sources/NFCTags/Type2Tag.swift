@@ -279,8 +279,15 @@ public final class Type2Tag: NDEFTag {
         return available - 2 >= 0xFF ? available - 4 : max(0, available - 2)
     }
 
-    /// The chip, and the evidence for it.
-    public private(set) lazy var chip: (chip: Type2Chip?, name: String, evidence: String) = identifyChip()
+    /// The chip, and the evidence for it: worked out when first asked (it may cost a READ, which
+    /// a plain read of the message does not need).
+    public var chip: (chip: Type2Chip?, name: String, evidence: String) {
+        if let identified { return identified }
+        let found = identifyChip()
+        identified = found
+        return found
+    }
+    private var identified: (chip: Type2Chip?, name: String, evidence: String)?
 
     func identifyChip() -> (Type2Chip?, String, String) {
         let size = capabilityContainer.bytes[2]
@@ -371,8 +378,16 @@ public final class Type2Tag: NDEFTag {
                 var bytes = try readPages(a / 4)
                 if a > 0, header.count == 16 {
                     for k in 1..<4 where bytes[(k * 4)...].elementsEqual(header[0..<(16 - k * 4)]) {
-                        let fresh = try readPages(a / 4 + k)
-                        bytes.replaceSubrange((k * 4)..., with: fresh.prefix(16 - k * 4))
+                        if let fresh = try readPagesIfAllowed(a / 4 + k) {
+                            bytes.replaceSubrange((k * 4)..., with: fresh.prefix(16 - k * 4))
+                        } else if range.upperBound > a + k * 4 {
+                            // Rolled over at a page the tag refuses: the end of its memory or of
+                            // what its password lets us read. Those bytes were asked for.
+                            throw TagError(.readFailed, "READ BINARY of page \(a / 4 + k) failed: the tag refused it (a password, or past its last page)")
+                        } else {
+                            // Past what was asked for (the end of memory after the last page read).
+                            bytes.replaceSubrange((k * 4)..., with: [UInt8](repeating: 0, count: 16 - k * 4))
+                        }
                         break
                     }
                 }
@@ -398,7 +413,7 @@ public final class Type2Tag: NDEFTag {
         } catch let error as TagError where tolerant && error.kind != .beyondReach {
             layoutError = error
         }
-        chip = identifyChip()
+        identified = nil
     }
 
     /// Reads the data area progressively until the TLV walk finds the NDEF TLV: most tags need one read.
@@ -495,11 +510,10 @@ public final class Type2Tag: NDEFTag {
             if bit != 0 { locked.insert(page) }
         }
         for a in areas {
-            guard let bytes = a.bytes else {
-                // Unreadable lock bits: assume the worst for the pages they cover.
-                locked.formUnion(16..<(16 + a.bits * a.bytesLockedPerBit / 4))
-                continue
-            }
+            // Lock bytes that cannot be read lock nothing we know of: a write that meets a locked
+            // page is refused by the tag mid-way, which the commit procedure makes safe (the
+            // pages it changed until then were writable, so the backup can put them back).
+            guard let bytes = a.bytes else { continue }
             for bit in 0..<a.bits where bytes[bit / 8] & (1 << (bit % 8)) != 0 {
                 let first = 64 + bit * a.bytesLockedPerBit
                 locked.formUnion((first / 4)..<((first + a.bytesLockedPerBit + 3) / 4))
@@ -629,11 +643,12 @@ public final class Type2Tag: NDEFTag {
         // An unreadable password configuration means read protection (PROT): the pages to change
         // were all just read, and a protected one would have failed that read.
         let state = try readLockState()
-        if let blocked = changed.first(where: { !state.isWritable(page: $0) }) {
+        let commitPage = commitPosition / 4
+        // The commit page is written (its length byte to 0 and back) whenever anything changes.
+        if let blocked = (changed + [commitPage]).first(where: { !state.isWritable(page: $0) }) {
             let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
             throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")
         }
-        let commitPage = commitPosition / 4
         var progress = WriteProgress()
         if image[commitPosition] == 0 { progress.phase = .emptied }
         if image[commitPosition] != 0 {

@@ -159,7 +159,7 @@ func benchType2(reader: String) throws -> Never {
     let card = try Context().connect(reader: reader)
     var reads = 0
     let transport = APDUTransport(channel: BenchChannel(card: card)) { e in if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 } }
-    let tag = try Type2Tag.detect(transport)
+    let tag = try Type2Tag.detect(transport, atr: (try? card.status().atr) ?? [])
     let message = try tag.readNDEF()
     print("\(reads) \(tag.capabilityContainer.dataAreaSize) \(message.count)")
     exit(0)
@@ -170,19 +170,17 @@ func benchType2(reader: String) throws -> Never {
 func benchType2Write(reader: String, bytes: Int) throws -> Never {
     let card = try Context().connect(reader: reader)
     var reads = 0, updates = 0
+    var written = Set<UInt8>()
     let transport = APDUTransport(channel: BenchChannel(card: card)) { e in
         if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 }
-        if e.command.count > 1 && e.command[1] == 0xD6 { updates += 1 }
+        if e.command.count > 3 && e.command[1] == 0xD6 { updates += 1; written.insert(e.command[3]) }
     }
     let tag = try Type2Tag.detect(transport, atr: (try? card.status().atr) ?? [])
-    let before = tag.image
     let readsBeforeLocks = reads
     _ = try tag.readLockState()
     let lockReads = reads - readsBeforeLocks
     try tag.replaceNDEF(with: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ bytes) }) { _ in }
-    let after = tag.image
-    let changed = Set((0..<min(before.count, after.count)).filter { before[$0] != after[$0] }.map { $0 / 4 })
-    print("\(lockReads) \(reads - lockReads) \(updates) \(changed.count)")
+    print("\(lockReads) \(reads - lockReads) \(updates) \(written.count)")
     exit(0)
 }
 

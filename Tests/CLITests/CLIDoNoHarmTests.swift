@@ -185,6 +185,12 @@ struct CLIDoNoHarmTests {
         try await withInsertedCard(t2) { inserted in
             let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", hex.path], environment: ["XDG_STATE_HOME": dir.path])
             #expect(w.status == 0, "\(w.stderr)")
+            // A message file with nothing in it writes nothing.
+            let none = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", empty.path + ".none"], environment: ["XDG_STATE_HOME": dir.path])
+            #expect(none.status == 64, "\(none.stderr)")
+            FileManager.default.createFile(atPath: empty.path + ".bin", contents: Data())
+            let zero = try runAPDU(["ndef-write", "-r", inserted.reader, "--message", empty.path + ".bin"], environment: ["XDG_STATE_HOME": dir.path])
+            #expect(zero.status == 65 && zero.stderr.contains("is empty"), "\(zero.stderr)")
         }
         #expect(currentMessage(t2) == m)
     }

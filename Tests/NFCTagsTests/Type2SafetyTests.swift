@@ -64,6 +64,29 @@ struct Type2SafetyTests {
         #expect(model.contents[32..<40] == image[32..<40])
     }
 
+    @Test("the page holding the length is locked: even a same-length rewrite (body pages only) is refused before any write")
+    func lockedLengthPage() throws {
+        let old = patternMessage(60, seed: 1)
+        let model = try holding(.ntag213, old)
+        var image = model.contents
+        image[10] |= 0x20                                       // L5: page 5 holds the NDEF TLV's length
+        model.setContents(image)
+        var new = old
+        new[40] ^= 0xFF
+        do { try detect(model).writeNDEF(new); Issue.record("wrote with the length page locked") } catch let e as TagError {
+            #expect(e.kind == .readOnly && e.message.contains("page 5") && e.message.contains("nothing was written"), "\(e)")
+        }
+        #expect(model.contents == image)
+    }
+
+    @Test("the configuration pages at the very end of memory: a READ rolling over there is not mistaken for a password",
+          arguments: [Type2TagModel.Chip.ntag213, .ntag215, .ntag216, .ntag212, .ultralightEV1b, .ntag210])
+    func configAtTheEnd(chip: Type2TagModel.Chip) throws {
+        let tag = try detect(Type2TagModel(chip: chip))
+        #expect(try tag.readLockState().password == .disabled, "\(chip.name)")
+        #expect(tag.chip.name == chip.name)
+    }
+
     @Test("AUTH0 write protection: writes below AUTH0 work, writes reaching it are refused untouched")
     func writeProtected() throws {
         let model = try holding(.ntag213, patternMessage(10, seed: 1))

@@ -74,10 +74,16 @@ extension APDUCommand {
             if let path = message ?? restore {
                 // A bare message (an older backup, or any NDEF file): written the usual way.
                 let bytes = try readMessageFile(path, option: message != nil ? "--message" : "--restore")
-                if !bytes.isEmpty {
-                    do { _ = try NDEFMessage(decoding: bytes) } catch {
-                        throw Failure(.badData, "'\(Terminal.safe(path))' is not a valid NDEF message: \(error)")
+                // An empty --message file is a mistake far more often than a wish to clear the tag
+                // (an older backup of an empty tag is an empty file too: that one means "empty").
+                if bytes.isEmpty {
+                    guard restore != nil else {
+                        throw Failure(.badData, "'\(Terminal.safe(path))' is empty: nothing to write (to clear a tag, write the empty record: a file holding D0 00 00)")
                     }
+                    return .message([])
+                }
+                do { _ = try NDEFMessage(decoding: bytes) } catch {
+                    throw Failure(.badData, "'\(Terminal.safe(path))' is not a valid NDEF message: \(error)")
                 }
                 return .message(bytes)
             }
