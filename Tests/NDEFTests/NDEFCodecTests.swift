@@ -1,5 +1,6 @@
 import NDEF
 import Testing
+import TestSupport
 
 func bytes(_ hex: String) -> [UInt8] {
     let clean = hex.filter { !$0.isWhitespace }
@@ -191,18 +192,6 @@ struct BackgroundReadingTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64) so failures reproduce.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("NDEF properties")
 struct NDEFPropertyTests {
     func randomRecord(_ g: inout SplitMix) -> NDEFRecord {
@@ -220,7 +209,7 @@ struct NDEFPropertyTests {
 
     @Test("encode then decode is the identity on 2,000 random messages, chunked or not")
     func roundTrip() throws {
-        var g = SplitMix(state: 0x5EED)
+        var g = SplitMix(seed: 0x5EED)
         for _ in 0..<2000 {
             let m = NDEFMessage(records: (0..<Int.random(in: 1...8, using: &g)).map { _ in randomRecord(&g) })
             let chunk: Int? = Bool.random(using: &g) ? Int.random(in: 1...300, using: &g) : nil
@@ -231,7 +220,7 @@ struct NDEFPropertyTests {
 
     @Test("decoding random and mutated bytes never traps, strict or relaxed")
     func noTraps() throws {
-        var g = SplitMix(state: 42)
+        var g = SplitMix(seed: 42)
         for _ in 0..<3000 {
             var wire = try NDEFMessage(records: [randomRecord(&g), randomRecord(&g)]).encoded()
             for _ in 0..<Int.random(in: 1...4, using: &g) where !wire.isEmpty {

@@ -2,6 +2,7 @@ import Foundation
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// The do-no-harm invariant on generated Type 2 layouts: every chip, the NDEF TLV at every
@@ -296,18 +297,5 @@ struct Type2FaultMatrixTests {
             try cutEveryWrite(layout, start: try self.image(layout, holding: old), old: old, new: new, tally: &tally)
         }
         print("random layouts: \(rounds) rounds, seed \(seed): \(tally.cases) cuts (old \(tally.old), empty \(tally.empty), new \(tally.new)), \(tally.restores) restores")
-    }
-}
-
-/// A small seeded generator, so a failing random run can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
