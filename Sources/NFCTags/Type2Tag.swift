@@ -593,8 +593,14 @@ public final class Type2Tag: NDEFTag {
         for (i, b) in (tlvHeader + message).enumerated() { target[positions[i]] = b }
         if terminator == 1 { target[positions.last!] = 0xFE }
         try apply(target, commitPosition: positions[1], range: positions.first!..<(positions.last! + 1))
-        tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)) + [UInt8](repeating: 0, count: max(0, dataArea.upperBound - image.count)), dataArea: dataArea)
-        let back = try readNDEF()
+        // Every page is written and read back: from here on the tag holds the new message.
+        let back: [UInt8]
+        do {
+            tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)) + [UInt8](repeating: 0, count: max(0, dataArea.upperBound - image.count)), dataArea: dataArea)
+            back = try readNDEF()
+        } catch {
+            throw WriteInterrupted(state: .new, underlying: error, step: "read the message back")
+        }
         guard back == message else {
             throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
         }
@@ -627,7 +633,7 @@ public final class Type2Tag: NDEFTag {
         for r in layout.reserved { for a in r where range.contains(a) { target[a] = image[a] } }
         try apply(target, commitPosition: p[1], range: range)
         loaded = [0]
-        try load()
+        do { try load() } catch { throw WriteInterrupted(state: .new, underlying: error, step: "read the tag again") }
     }
 
     /// Brings the tag from `image` to `target` within `range`: every page that changes is
@@ -739,15 +745,19 @@ public final class Type2Tag: NDEFTag {
             done.append(what)
         }
         // Check what the tag says now, not what was sent.
-        loaded = [0]
-        lockState = nil
-        header = try readPages(0)
-        capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
-        for (i, b) in header.enumerated() { image[i] = b }
-        let after = try readLockState()
-        try ensureRead(16..<20)
-        let probe = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20])))
-        return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: probe.statusWord != .success && after.isFullyLocked)
+        do {
+            loaded = [0]
+            lockState = nil
+            header = try readPages(0)
+            capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
+            for (i, b) in header.enumerated() { image[i] = b }
+            let after = try readLockState()
+            try ensureRead(16..<20)
+            let probe = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20])))
+            return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: probe.statusWord != .success && after.isFullyLocked)
+        } catch {
+            throw LockInterrupted(done: done, underlying: error, step: "check the lock")
+        }
     }
 
     /// Pages for a dump, each with its bytes or nil where the tag refused (a password, or past

@@ -45,7 +45,7 @@ extension APDUCommand {
                     } catch let e as LockInterrupted {
                         let status = (e.underlying as? PCSCError)?.failure.status ?? (e.underlying as? TagError)?.failure.status ?? .ioError
                         let done = e.done.isEmpty ? "nothing was changed yet" : "done so far: \(e.done.joined(separator: ", ")); the message is unchanged"
-                        throw Failure(status, "\(e.underlying) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(session.reader))")
+                        throw Failure(status, "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(session.reader))")
                     } catch let e as TagError { throw e.failure }
                 }
                 if output.json {

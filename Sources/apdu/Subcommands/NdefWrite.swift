@@ -219,7 +219,7 @@ extension APDUCommand {
                     do {
                         try tag.restore(backup, allowingOtherTag: force)
                     } catch let e as WriteInterrupted {
-                        throw Failure(e.exitStatus, "\(e.underlying) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
+                        throw Failure(e.exitStatus, "\(e.reason) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
                     }
                     return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: nil)
                 case .message:
@@ -237,7 +237,7 @@ extension APDUCommand {
                 }
             } catch let e as WriteInterrupted {
                 let hint = saved.map { "; restore the previous message with: \(restoreCommand($0))" } ?? ""
-                throw Failure(e.exitStatus, "\(e.underlying) during the write; \(e.state.words(old: "the previous message", new: "the new message"))\(hint)")
+                throw Failure(e.exitStatus, "\(e.reason) during the write; \(e.state.words(old: "the previous message", new: "the new message"))\(hint)")
             } catch let e as TagError {
                 throw Failure(e.failure.status, e.message + (e.message.hasSuffix("nothing was written") ? "" : "; nothing was written"))
             }
@@ -247,6 +247,9 @@ extension APDUCommand {
 }
 
 extension WriteInterrupted {
+    /// What stopped it, in the CLI's words ("the card was removed").
+    var reason: String { Failure.reason(underlying) }
+
     /// The exit code of what stopped it.
     var exitStatus: ExitStatus {
         switch underlying {

@@ -25,6 +25,15 @@ struct Failure: Error, CustomStringConvertible {
         self.message = message
     }
     var description: String { message }
+
+    /// An error from the libraries in a few words, for "<reason> during the write; …".
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let e as PCSCError where e == .removedCard: return "the card was removed"
+        case let e as PCSCError: return e.failure.message
+        default: return "\(error)"
+        }
+    }
 }
 
 extension PCSCError {
