@@ -82,4 +82,25 @@ public struct Type2Chip: Sendable, Hashable {
     public static func candidates(cardName: UInt16?, ccSize: UInt8) -> [Type2Chip] {
         known.filter { $0.factoryCCSize == ccSize && (cardName == nil || $0.cardNames.contains(cardName!)) }
     }
+
+    /// What `page` holds on this chip, for a dump: the data area as the CC declares it, the user
+    /// memory it leaves out (NTAG215/216), the lock and configuration pages where they really are.
+    public func role(ofPage page: Int, dataAreaEnd: Int) -> String {
+        switch page {
+        case 0, 1: return "UID"
+        case 2: return "UID/internal/static lock"
+        case 3: return "CC"
+        case 4..<(dataAreaEnd / 4): return "data"
+        default: break
+        }
+        if page >= pages { return "beyond the chip" }
+        if let d = dynamicLock, page == d.page { return "dynamic lock" }
+        if let p = passwords {
+            if page == p.auth0Page { return p.auth0Byte == 3 ? "config (CFG0, AUTH0)" : "config (AUTH0)" }
+            if page == p.accessPage { return p.auth0Byte == 3 ? "config (CFG1, ACCESS)" : "config (AUTH1)" }
+            if page > p.accessPage { return p.auth0Byte == 3 ? (page == p.accessPage + 1 ? "PWD (reads as 00)" : "PACK (reads as 00)") : "key (reads as 00)" }
+        }
+        if page < userMemoryEnd / 4 { return "user memory outside the CC's data area" }
+        return "config"
+    }
 }

@@ -761,17 +761,25 @@ public final class Type2Tag: NDEFTag {
     }
 
     /// Pages for a dump, each with its bytes or nil where the tag refused (a password, or past
-    /// the end). Pages past 255 are not addressable here.
+    /// the end). Pages past 255 are not addressable here. A READ that rolls over (to page 0, at
+    /// the end of memory or at a read-protected page) is caught: the pages past the roll-over are
+    /// read on their own, and shown refused when the tag refuses them — never as copies of 0-3.
     public func dump(pages: ClosedRange<Int>) throws -> [(page: Int, bytes: [UInt8]?)] {
         guard pages.upperBound < Self.addressablePages else {
             throw TagError(.beyondReach, "page \(pages.upperBound) is past page 255, the last a PC/SC storage READ BINARY can address")
         }
+        let head = header.count == 16 ? header : try readPagesIfAllowed(0)
         var out: [(Int, [UInt8]?)] = []
         var page = pages.lowerBound
         while page <= pages.upperBound {
-            let bytes = try readPagesIfAllowed(page)
             let count = min(4, pages.upperBound - page + 1)
-            for i in 0..<count { out.append((page + i, bytes.map { Array($0[(i * 4)..<(i * 4 + 4)]) })) }
+            var rows: [[UInt8]?] = try readPagesIfAllowed(page).map { b in (0..<4).map { Array(b[($0 * 4)..<($0 * 4 + 4)]) } } ?? [nil, nil, nil, nil]
+            if page > 0, let head, rows[0] != nil,
+               let k = (1..<4).first(where: { k in rows[k...].compactMap { $0 }.flatMap { $0 }.elementsEqual(head[0..<(16 - k * 4)]) }), k < count {
+                let fresh = try readPagesIfAllowed(page + k)
+                for i in k..<4 { rows[i] = fresh.map { Array($0[((i - k) * 4)..<((i - k) * 4 + 4)]) } }
+            }
+            for i in 0..<count { out.append((page + i, rows[i])) }
             page += count
         }
         return out

@@ -55,6 +55,7 @@ struct CLIType2Tests {
             #expect(r.stdout.contains("  3  E1 10 12 00  |....|  CC"))
             #expect(r.stdout.contains(" 40  00 00 00 BD  |....|  dynamic lock"))     // byte 3 RFUI, BD as shipped
             #expect(r.stdout.split(separator: "\n").count == 45)
+            #expect(r.stdout.contains(" 41  04 00 00 FF  |....|  config (CFG0, AUTH0)"))
             let j = try runAPDU(["ul-read", "--json", "--pages", "4-5", "-r", inserted.reader])
             let pages = try #require((try j.json() as? [String: Any])?["pages"] as? [[String: Any]])
             #expect(pages.map { $0["role"] as? String } == ["data", "data"])

@@ -191,6 +191,32 @@ struct Type2SafetyTests {
         #expect(throws: TagError.self) { try detect(model).dump(pages: 250...260) }
     }
 
+    @Test("a dump across a read-protected page shows the refused pages as refused, never the rolled-over pages 0-3")
+    func dumpAcrossAUTH0() throws {
+        let model = try holding(.ntag213, patternMessage(100, seed: 1))
+        var image = model.contents
+        image[0x2A * 4] = 0x80                                  // PROT
+        image[0x29 * 4 + 3] = 0x0E                              // AUTH0 = 0Eh
+        model.setContents(image)
+        let rows = try Type2Tag(transport: APDUTransport(channel: EmulatedChannel(card: model)), uid: nil).dump(pages: 12...17)
+        #expect(rows.map(\.page) == Array(12...17))
+        #expect(rows[0].bytes == Array(image[48..<52]) && rows[1].bytes == Array(image[52..<56]))
+        #expect(rows[2...].allSatisfy { $0.bytes == nil }, "\(rows)")
+    }
+
+    @Test("page roles come from the chip: NTAG215's pages after the CC's data area are user memory, its lock page is 82h")
+    func roles() {
+        let ntag215 = Type2Chip.ntag215, end = 16 + 496
+        #expect(ntag215.role(ofPage: 0x7F, dataAreaEnd: end) == "data")
+        #expect(ntag215.role(ofPage: 0x80, dataAreaEnd: end) == "user memory outside the CC's data area")
+        #expect(ntag215.role(ofPage: 0x82, dataAreaEnd: end) == "dynamic lock")
+        #expect(ntag215.role(ofPage: 0x83, dataAreaEnd: end) == "config (CFG0, AUTH0)")
+        #expect(ntag215.role(ofPage: 0x85, dataAreaEnd: end) == "PWD (reads as 00)")
+        #expect(ntag215.role(ofPage: 0x86, dataAreaEnd: end) == "PACK (reads as 00)")
+        #expect(ntag215.role(ofPage: 0x87, dataAreaEnd: end) == "beyond the chip")
+        #expect(Type2Chip.ntag213.role(ofPage: 0x28, dataAreaEnd: 160) == "dynamic lock")
+    }
+
     @Test("a reader answering READ BINARY with fewer than 16 bytes: an error, not a trap")
     func shortAnswer() throws {
         let card = ScriptedCard(rules: [

@@ -44,6 +44,7 @@ extension APDUCommand {
                 let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
                 var bytes: [Int: [UInt8]?] = [:]
                 var dataPages = 12
+                var chip: Type2Chip?
                 var note: String?
                 // One transaction: the pages all come from one moment of the tag.
                 try card.withTransaction {
@@ -53,7 +54,10 @@ extension APDUCommand {
                     do { head = try tag.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError { throw Failure(.ioError, "cannot read pages 0-3: \(e.message)") }
                     guard head.count == 16 else { throw Failure(.ioError, "cannot read pages 0-3: the tag refused") }
                     dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
-                    let total = 4 + dataPages + (dataPages > 12 ? 5 : 0)
+                    // The chip, where the evidence names one, says where its lock and configuration
+                    // pages really are (NTAG215/216 keep user pages past the CC's data area).
+                    chip = (try? Type2Tag.detect(transport, atr: atr, tolerant: true))?.chip.chip
+                    let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)
                     var wanted = try range() ?? 0...(total - 1)
                     if wanted.upperBound >= Type2Tag.addressablePages {
                         note = "pages \(Type2Tag.addressablePages)-\(wanted.upperBound) not shown: PC/SC storage READ BINARY addresses pages 0-255 (larger tags need SECTOR_SELECT)"
@@ -65,7 +69,9 @@ extension APDUCommand {
                     if !bytes.values.contains(where: { $0 != nil }) { throw Failure(.unexpected, "the tag refused every page of \(wanted.lowerBound)-\(wanted.upperBound)") }
                 }
                 try? card.disconnect()
-                let rows = bytes.keys.sorted().map { p -> (Int, [UInt8]?, String) in (p, bytes[p]!, role(p, dataPages: dataPages)) }
+                let rows = bytes.keys.sorted().map { p -> (Int, [UInt8]?, String) in
+                    (p, bytes[p]!, chip?.role(ofPage: p, dataAreaEnd: 16 + dataPages * 4) ?? role(p, dataPages: dataPages))
+                }
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(reader)),
@@ -82,6 +88,7 @@ extension APDUCommand {
             }
         }
 
+        /// Roles for a chip the evidence does not name: the NFC Forum's default layout.
         func role(_ page: Int, dataPages: Int) -> String {
             switch page {
             case 0, 1: return "UID"
