@@ -118,7 +118,13 @@ public struct Type2TLVArea: Hashable, Sendable {
     /// Data-area bytes from `q` on that no control TLV reserves.
     public func availableBytes(from q: Int) -> Int {
         guard q < dataArea.upperBound else { return 0 }
-        return (q..<dataArea.upperBound).count - reserved.reduce(0) { $0 + $1.clamped(to: q..<dataArea.upperBound).count }
+        // Reserved areas may overlap (two control TLVs naming the same bytes): count each byte once.
+        var covered = 0, upTo = q
+        for r in reserved.map({ $0.clamped(to: q..<dataArea.upperBound) }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            let start = max(r.lowerBound, upTo)
+            if r.upperBound > start { covered += r.upperBound - start; upTo = r.upperBound }
+        }
+        return (q..<dataArea.upperBound).count - covered
     }
 
     /// The absolute addresses of `count` usable bytes starting at `q`, reserved bytes skipped.

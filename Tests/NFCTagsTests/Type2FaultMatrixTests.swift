@@ -291,6 +291,7 @@ struct Type2FaultMatrixTests {
             guard 16 + tlvs.count < dataEnd - 8 else { continue }
             for (i, b) in tlvs.enumerated() { image[16 + i] = b }
             let layout = Layout(name: "random layout \(round) (seed \(seed)): \(chip.name), TLVs \(tlvs.hexString)", chip: chip, image: image)
+            if ProcessInfo.processInfo.environment["APDU_MATRIX_VERBOSE"] != nil { print("round \(round): \(layout.name)") }
             let capacity = try detect(Type2TagModel(chip: chip, memory: image)).0.reachableCapacity
             let old = patternMessage(Int(rng.next() % UInt64(capacity + 1)), seed: round)
             let new = patternMessage(Int(rng.next() % UInt64(capacity + 1)), seed: round + 1)

@@ -253,6 +253,22 @@ struct Type2SafetyTests {
         #expect(ReferenceType2.read(other.contents) == .message(old))
     }
 
+    @Test("overlapping reserved areas count once: a message of exactly the capacity fits and reads back (found by Scripts/stress, seed 3)")
+    func overlappingReserved() throws {
+        var image = Type2TagModel.factoryImage(chip: .ntag215)
+        for i in 16..<512 { image[i] = 0 }
+        // Memory control TLVs reserving 52-56 and 51-54, then the NDEF TLV.
+        let tlvs: [UInt8] = [0x02, 0x03, 0x34, 0x05, 0x04, 0x02, 0x03, 0x5B, 0x04, 0x03, 0x03, 0x00, 0xFE]
+        for (i, b) in tlvs.enumerated() { image[16 + i] = b }
+        let model = Type2TagModel(chip: .ntag215, memory: image)
+        let tag = try detect(model)
+        #expect(tag.capacity == 496 - 10 - 6 - 4)               // two TLVs, 6 reserved bytes (not 9), the 3-byte header
+        let message = patternMessage(tag.capacity, seed: 9)
+        try tag.writeNDEF(message)
+        #expect(try detect(model).readNDEF() == message)
+        #expect(ReferenceType2.read(model.contents) == .message(message))
+    }
+
     @Test("the backup text format round-trips, accepts CRLF and a BOM, and names bad lines")
     func backupFormat() throws {
         let b = TagBackup(kind: "type2", uid: [4, 1, 2], capabilityContainer: [0xE1, 0x10, 0x12, 0x00], start: 16, bytes: [3, 0, 0xFE, 0], message: [], reader: "R\u{1B}[31m")
