@@ -267,6 +267,7 @@ struct Type2FaultMatrixTests {
         let rounds = Int(env["APDU_MATRIX_ROUNDS"] ?? "") ?? 100
         let seed = UInt64(env["APDU_MATRIX_SEED"] ?? "") ?? UInt64(ContinuousClock.now.hashValue.magnitude)
         var rng = SplitMix(seed: seed)
+        print("random layouts: seed \(seed) (APDU_MATRIX_SEED=\(seed) replays it)")
         let chips = Type2TagModel.Chip.all.values.sorted { $0.name < $1.name }
         var tally = Tally()
         for round in 0..<rounds {
@@ -275,6 +276,7 @@ struct Type2FaultMatrixTests {
             let dataEnd = min(16 + chip.dataAreaBytes, chip.pages * 4)
             for i in 16..<dataEnd { image[i] = 0 }
             var tlvs: [UInt8] = chip.lockBytesInDataArea ? Array(chip.factoryTLVs.prefix(5)) : []
+            var reservedStarts: [Int] = []
             for _ in 0..<Int(rng.next() % 4) {
                 switch rng.next() % 3 {
                 case 0: tlvs += [UInt8](repeating: 0, count: Int(rng.next() % 4) + 1)
@@ -285,10 +287,13 @@ struct Type2FaultMatrixTests {
                     let position = page << e + offset, size = Int(rng.next() % 8) + 1
                     guard position >= 16 + tlvs.count + 12, position + size <= dataEnd - 8 else { continue }
                     tlvs += [0x02, 0x03, UInt8(page << 4 | offset), UInt8(size), UInt8(e)]
+                    reservedStarts.append(position)
                 }
             }
             tlvs += [0x03, 0x00, 0xFE]
-            guard 16 + tlvs.count < dataEnd - 8 else { continue }
+            // A layout whose TLVs run into the bytes their own control TLVs reserve exists on no
+            // tag (the NDEF TLV would be skipped as reserved): generate another.
+            guard 16 + tlvs.count < dataEnd - 8, reservedStarts.allSatisfy({ $0 >= 16 + tlvs.count }) else { continue }
             for (i, b) in tlvs.enumerated() { image[16 + i] = b }
             let layout = Layout(name: "random layout \(round) (seed \(seed)): \(chip.name), TLVs \(tlvs.hexString)", chip: chip, image: image)
             if ProcessInfo.processInfo.environment["APDU_MATRIX_VERBOSE"] != nil { print("round \(round): \(layout.name)") }
