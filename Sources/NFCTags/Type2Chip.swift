@@ -19,11 +19,10 @@ public struct Type2Chip: Sendable, Hashable {
 
     public struct DynamicLock: Sendable, Hashable {
         /// The page of the lock bytes; bits from bit 0 of its byte 0 on, each locking
-        /// `pagesPerBit` pages from page 16 on, up to (not including) `endPage`.
+        /// `pagesPerBit` pages from page 16 on.
         public var page: Int
         public var bits: Int
         public var pagesPerBit: Int
-        public var endPage: Int
     }
 
     public struct Passwords: Sendable, Hashable {
@@ -44,8 +43,6 @@ public struct Type2Chip: Sendable, Hashable {
         }
     }
 
-    /// The data area's end (exclusive byte address) for the factory CC.
-    public var factoryDataAreaEnd: Int { 16 + Int(factoryCCSize) * 8 }
     /// User memory as the chip really has it (bytes): up to the lock page or the configuration.
     public var userMemoryEnd: Int {
         if let d = dynamicLock { return d.page * 4 }
@@ -55,24 +52,24 @@ public struct Type2Chip: Sendable, Hashable {
 
     public static let ultralight = Type2Chip(name: "MIFARE Ultralight", pages: 16, factoryCCSize: 0x06, cardNames: [0x0003], dynamicLock: nil, passwords: nil)
     public static let ultralightC = Type2Chip(name: "MIFARE Ultralight C", pages: 48, factoryCCSize: 0x12, cardNames: [0x003A],
-                                              dynamicLock: DynamicLock(page: 0x28, bits: 6, pagesPerBit: 4, endPage: 0x28),  // granularity UNCONFIRMED
+                                              dynamicLock: DynamicLock(page: 0x28, bits: 6, pagesPerBit: 4),  // granularity UNCONFIRMED
                                               passwords: Passwords(auth0Page: 0x2A, auth0Byte: 0, accessPage: 0x2B, accessByte: 0, protectionBit: 0x01,
                                                                    readsProtectedWhenBitSet: false, disabledFrom: 0x30))
     public static let ultralightEV1 = Type2Chip(name: "MIFARE Ultralight EV1 (MF0UL11)", pages: 20, factoryCCSize: 0x06, cardNames: [0x003D],
                                                 dynamicLock: nil, passwords: .ntag(cfg0: 0x10, pages: 20))
     public static let ultralightEV1b = Type2Chip(name: "MIFARE Ultralight EV1 (MF0UL21)", pages: 41, factoryCCSize: 0x10, cardNames: [0x003D],
-                                                 dynamicLock: DynamicLock(page: 0x24, bits: 5, pagesPerBit: 4, endPage: 0x24),  // granularity UNCONFIRMED
+                                                 dynamicLock: DynamicLock(page: 0x24, bits: 5, pagesPerBit: 4),  // granularity UNCONFIRMED
                                                  passwords: .ntag(cfg0: 0x25, pages: 41))
     public static let ntag210 = Type2Chip(name: "NTAG210", pages: 20, factoryCCSize: 0x06, cardNames: [0x0003], dynamicLock: nil, passwords: .ntag(cfg0: 0x10, pages: 20))
     public static let ntag212 = Type2Chip(name: "NTAG212", pages: 41, factoryCCSize: 0x10, cardNames: [0x0003],
-                                          dynamicLock: DynamicLock(page: 0x24, bits: 10, pagesPerBit: 2, endPage: 0x24),  // granularity UNCONFIRMED
+                                          dynamicLock: DynamicLock(page: 0x24, bits: 10, pagesPerBit: 2),  // granularity UNCONFIRMED
                                           passwords: .ntag(cfg0: 0x25, pages: 41))
     public static let ntag213 = Type2Chip(name: "NTAG213", pages: 45, factoryCCSize: 0x12, cardNames: [0x0003],
-                                          dynamicLock: DynamicLock(page: 0x28, bits: 12, pagesPerBit: 2, endPage: 0x28), passwords: .ntag(cfg0: 0x29, pages: 45))
+                                          dynamicLock: DynamicLock(page: 0x28, bits: 12, pagesPerBit: 2), passwords: .ntag(cfg0: 0x29, pages: 45))
     public static let ntag215 = Type2Chip(name: "NTAG215", pages: 135, factoryCCSize: 0x3E, cardNames: [0x0003],
-                                          dynamicLock: DynamicLock(page: 0x82, bits: 8, pagesPerBit: 16, endPage: 0x82), passwords: .ntag(cfg0: 0x83, pages: 135))
+                                          dynamicLock: DynamicLock(page: 0x82, bits: 8, pagesPerBit: 16), passwords: .ntag(cfg0: 0x83, pages: 135))
     public static let ntag216 = Type2Chip(name: "NTAG216", pages: 231, factoryCCSize: 0x6D, cardNames: [0x0003],
-                                          dynamicLock: DynamicLock(page: 0xE2, bits: 14, pagesPerBit: 16, endPage: 0xE2), passwords: .ntag(cfg0: 0xE3, pages: 231))
+                                          dynamicLock: DynamicLock(page: 0xE2, bits: 14, pagesPerBit: 16), passwords: .ntag(cfg0: 0xE3, pages: 231))
 
     public static let known: [Type2Chip] = [.ultralight, .ultralightC, .ultralightEV1, .ultralightEV1b, .ntag210, .ntag212, .ntag213, .ntag215, .ntag216]
 

@@ -145,8 +145,13 @@ public struct Type2TLVArea: Hashable, Sendable {
     /// 3-byte length), as the NFC Forum counts it (46 for the 48-byte static layout).
     public var capacity: Int {
         guard let start = ndefTLVPosition else { return 0 }
-        let available = availableBytes(from: start)
-        return available - 2 >= 0xFF ? available - 4 : max(0, available - 2)
+        return Self.messageCapacity(available: availableBytes(from: start))
+    }
+
+    /// The largest message in `available` bytes from the NDEF TLV's tag on: less its header,
+    /// 2 bytes, or 4 once the message needs a 3-byte length (255 bytes and more).
+    public static func messageCapacity(available: Int) -> Int {
+        available - 2 >= 0xFF ? available - 4 : max(0, available - 2)
     }
 }
 
@@ -273,16 +278,14 @@ public final class Type2Tag: NDEFTag {
     public var reachableCapacity: Int {
         guard let start = tlv.ndefTLVPosition else { return 0 }
         guard dataArea.upperBound > Self.addressableBytes else { return capacity }
-        let reachable = tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes)
-        return reachable - 2 >= 0xFF ? reachable - 4 : max(0, reachable - 2)
+        return Type2TLVArea.messageCapacity(available: tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes))
     }
 
     /// The largest message the chip's real user memory would hold with a CC that covered it
     /// all (NTAG215/216 ship CCs that leave 8 / 16 bytes out), when the chip is known.
     public var chipCapacity: Int? {
         guard let chip = chip.chip, chip.userMemoryEnd > dataArea.upperBound, let start = tlv.ndefTLVPosition else { return nil }
-        let available = tlv.availableBytes(from: start) + chip.userMemoryEnd - dataArea.upperBound
-        return available - 2 >= 0xFF ? available - 4 : max(0, available - 2)
+        return Type2TLVArea.messageCapacity(available: tlv.availableBytes(from: start) + chip.userMemoryEnd - dataArea.upperBound)
     }
 
     /// The chip, and the evidence for it: worked out when first asked (it may cost a READ, which
@@ -463,6 +466,10 @@ public final class Type2Tag: NDEFTag {
         return state.isWritable(page: commit / 4) ? .readWrite : .readOnly
     }
 
+    /// The end (exclusive byte address) of the memory this reader can reach on this chip: the
+    /// chip's last page where it is known, and never past page 255.
+    var memoryEnd: Int { min(chip.chip.map { $0.pages * 4 } ?? Self.addressableBytes, Self.addressableBytes) }
+
     /// The NDEF TLV's first length byte: the one byte whose change makes a write take effect.
     var commitPosition: Int? {
         guard let start = tlv.ndefTLVPosition else { return nil }
@@ -490,8 +497,7 @@ public final class Type2Tag: NDEFTag {
         }
         for i in areas.indices {
             let a = areas[i]
-            let memoryEnd = known.map { $0.pages * 4 } ?? Self.addressableBytes
-            guard a.position >= 16, a.position + a.byteCount <= min(memoryEnd, Self.addressableBytes) else { continue }
+            guard a.position >= 16, a.position + a.byteCount <= memoryEnd else { continue }
             // A tag that refuses the read leaves the bytes unknown; a card that goes away is an error.
             do {
                 try ensureRead(a.position..<(a.position + a.byteCount))
@@ -713,7 +719,6 @@ public final class Type2Tag: NDEFTag {
     /// Every address is checked against the tag's memory before the first write.
     public func makeReadOnly() throws -> LockReport {
         let before = try readLockState()
-        let memoryEnd = min(chip.chip.map { $0.pages * 4 } ?? Self.addressableBytes, Self.addressableBytes)
         for area in before.dynamicAreas {
             guard area.position >= 16, area.position + area.byteCount <= memoryEnd else {
                 throw TagError(.badCapabilityContainer, "the dynamic lock bytes (\(area.source)) would be at bytes \(area.position)…\(area.position + area.byteCount - 1), outside the tag's memory (0…\(memoryEnd - 1)); nothing was written")
