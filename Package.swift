@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "NDEF", targets: ["NDEF"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "VirtualCard", targets: ["VirtualCard"]),
+        .library(name: "TagReader", targets: ["TagReader"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,10 +26,12 @@ let package = Package(
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF"]),
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF"]),
+        // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
+        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags"]),
         .executableTarget(
             name: "apdu",
             dependencies: [
-                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard",
+                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -161,3 +161,8 @@ extension CommandAPDU: CustomStringConvertible {
         return parts.joined(separator: " ")
     }
 }
+
+extension CommandAPDU {
+    /// PC/SC Part 3 GET DATA (FF CA 00 00): the reader answers with the contactless card's UID.
+    public static let getUID = CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256)
+}

@@ -1,3 +1,5 @@
+import ISO7816
+
 /// What the ndef-* commands need from any NFC Forum tag type.
 public protocol NDEFTag: AnyObject {
     /// `type4` or `type2`.
@@ -26,4 +28,20 @@ extension Type4Tag: NDEFTag {
     public var mappingVersion: String { capabilityContainer.versionString }
     public var uid: [UInt8]? { readerUID }
     public var capacity: Int { capabilityContainer.capacity }
+}
+
+/// Which NFC Forum tag type a card is, and its NDEF procedures, found over `transport`.
+///
+/// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag; another
+/// storage card (MIFARE Classic, a memory card) has no NDEF procedure here; anything else may
+/// carry the Type 4 NDEF application and is asked for it with SELECT.
+/// - Parameter tolerant: a Type 2 tag whose TLV area does not parse is still returned (to restore it).
+/// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), or the channel's errors.
+public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false) throws -> any NDEFTag {
+    if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant) }
+    if let storage = (try? ATR(bytes: atr))?.storageCard {
+        let name = storage.name ?? "storage card \(Hex.encode([UInt8(storage.cardName >> 8), UInt8(storage.cardName & 0xFF)]))"
+        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2 or Type 4 tag")
+    }
+    return try Type4Tag.detect(transport, atr: atr)
 }

@@ -332,7 +332,7 @@ public final class Type2Tag: NDEFTag {
     /// does not parse (a lying length) is kept in `layoutError` instead of thrown, so a restore
     /// can still put a backup back; the CC must still be valid.
     public static func detect(_ transport: APDUTransport, atr: [UInt8] = [], tolerant: Bool = false) throws -> Type2Tag {
-        let uidResponse = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256))
+        let uidResponse = try transport.send(.getUID)
         let uid = uidResponse.statusWord == .success && (4...10).contains(uidResponse.data.count) ? uidResponse.data : nil
         let tag = Type2Tag(transport: transport, uid: uid, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName)
         try tag.load(tolerant: tolerant)

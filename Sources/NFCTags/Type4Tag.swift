@@ -35,7 +35,7 @@ public final class Type4Tag {
     public static func detect(_ transport: APDUTransport, atr: [UInt8]) throws -> Type4Tag {
         var uid: [UInt8]?
         if isContactless(atr: atr) {
-            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256))
+            let r = try transport.send(.getUID)
             if r.statusWord == .success, (4...10).contains(r.data.count) { uid = r.data }
         }
         let tag = try detect(transport)

@@ -23,6 +23,8 @@ public struct WriteInterrupted: Error, CustomStringConvertible {
     public var underlying: any Error
     /// The step in words ("write the NDEF length").
     public var step: String
+    /// Where the old message was kept before the tag changed (set by the layer that kept it).
+    public var backup: String?
 
     public init(state: TagState, underlying: any Error, step: String) {
         self.state = state
@@ -39,6 +41,11 @@ public struct LockInterrupted: Error, CustomStringConvertible {
     public var done: [String]
     public var underlying: any Error
     public var step: String
+    public init(done: [String], underlying: any Error, step: String) {
+        self.done = done
+        self.underlying = underlying
+        self.step = step
+    }
     public var description: String { "\(underlying) (while trying to \(step))" }
 }
 

@@ -155,6 +155,22 @@ public final class Card: @unchecked Sendable {
     /// Runs `body` inside a transaction (`SCardBeginTransaction` … `SCardEndTransaction`), so no
     /// other process's command lands between this body's exchanges. The card is left as it is.
     public func withTransaction<R>(_ body: () throws -> R) throws -> R {
+        try beginTransaction()
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            try? endTransaction()
+            throw error
+        }
+        try endTransaction()
+        return result
+    }
+
+    /// Begins a transaction (`SCardBeginTransaction`). pcscd makes this wait for as long as
+    /// another program holds a transaction on the reader; pair every success with
+    /// `endTransaction(_:)`. Prefer `withTransaction(_:)`.
+    public func beginTransaction() throws(PCSCError) {
         let lock = HandleTableLock.shared
         // Announced before it begins: a connect to this reader must not slip in between the
         // begin and the announcement, or pcscd would hold it back for this very transaction.
@@ -165,18 +181,14 @@ public final class Card: @unchecked Sendable {
             lock.transactionEnded(on: reader, handle: Int(handle))
             throw error
         }
-        let result: R
-        do {
-            result = try body()
-        } catch {
-            _ = cardCall { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
-            lock.transactionEnded(on: reader, handle: Int(handle))
-            throw error
-        }
-        let ended = cardCall { SCardEndTransaction(handle, DWORD(Disposition.leave.rawValue)) }
-        lock.transactionEnded(on: reader, handle: Int(handle))
+    }
+
+    /// Ends the transaction `beginTransaction()` began (`SCardEndTransaction`), leaving the card
+    /// as it is unless told otherwise.
+    public func endTransaction(_ disposition: Disposition = .leave) throws(PCSCError) {
+        let ended = cardCall { SCardEndTransaction(handle, DWORD(disposition.rawValue)) }
+        HandleTableLock.shared.transactionEnded(on: reader, handle: Int(handle))
         try check(ended)
-        return result
     }
 }
 

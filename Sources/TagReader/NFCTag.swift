@@ -1,0 +1,220 @@
+import Foundation
+import ISO7816
+import NDEF
+import NFCTags
+import PCSC
+
+/// What every tag family offers: Core NFC's `NFCNDEFTag`.
+///
+/// Each call runs in a PC/SC transaction of its own and detects the tag's NDEF layout afresh,
+/// so another program's change between two calls is seen, never overwritten blindly.
+public protocol NFCNDEFTag: Sendable {
+    /// The reader the tag is in.
+    var reader: String { get }
+    /// The card's answer to reset, as the reader reported it.
+    var atr: [UInt8] { get }
+    /// Whether the tag is `readWrite`, `readOnly` or `notSupported`, and the largest message it
+    /// holds (0 when not supported).
+    func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int)
+    /// The tag's NDEF message; an empty message (no records) when the tag holds none.
+    /// - Throws: `NDEFError` when the bytes are not a valid message, `TagError`, `PCSCError`.
+    func readNDEF() async throws -> NDEFMessage
+    /// The tag's NDEF message as bytes, whether or not they parse.
+    func readNDEFBytes() async throws -> [UInt8]
+    /// Keeps the old message in the session's `BackupStore`, then writes and verifies `message`.
+    /// - Throws: `TagError` (`.readOnly`, `.tooLarge`, …) or `BackupError` when nothing was
+    ///   written; `WriteInterrupted` (what the tag holds now, where the backup is) after.
+    @discardableResult
+    func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt
+    /// Makes the tag read-only for good. Returns only when the tag then refuses writes.
+    /// - Throws: `TagError` (`.readOnly` when already locked, `.lockFailed`), `LockInterrupted`.
+    @discardableResult
+    func writeLock() async throws -> LockReceipt
+    /// Puts a backup back byte for byte (see `TagBackup`).
+    @discardableResult
+    func restore(_ backup: TagBackup, allowingOtherTag: Bool) async throws -> WriteReceipt
+}
+
+/// A card that speaks ISO 7816-4 APDUs: a Type 4 tag, a contactless smart card, or a contact
+/// card in a contact reader. Core NFC's `NFCISO7816Tag`.
+public protocol NFCISO7816Tag: NFCNDEFTag {
+    /// The ATR's historical bytes (for a contactless card, what the reader built from its ATS).
+    var historicalBytes: [UInt8] { get }
+    /// Sends one command, with GET RESPONSE (61xx), a wrong Le (6Cxx) and chaining handled, and
+    /// returns the card's whole answer. A SELECT outside the session's `selectIdentifiers`
+    /// throws `TransmitError.refusedSelect` without reaching the card.
+    func sendCommand(_ apdu: CommandAPDU) async throws -> ResponseAPDU
+}
+
+/// The MIFARE family a storage card belongs to, from its PC/SC Part 3 ATR.
+public enum MiFareFamily: String, Sendable, Hashable {
+    /// MIFARE Ultralight, Ultralight C/EV1, NTAG21x: NFC Forum Type 2.
+    case ultralight
+    case classic
+    case plus
+    case unknown
+}
+
+/// A storage card the reader presents through PC/SC Part 3 (MIFARE Ultralight and NTAG as NFC
+/// Forum Type 2 tags, MIFARE Classic). Core NFC's `NFCMiFareTag`. (Native commands,
+/// `sendMiFareCommand`, come with the tag-command channel.)
+public protocol NFCMiFareTag: NFCNDEFTag {
+    var mifareFamily: MiFareFamily { get }
+    /// The UID, as the reader reports it (GET DATA FF CA).
+    func identifier() async throws -> [UInt8]
+}
+
+/// A tag or card a `TagReaderSession` delivered: Core NFC's `NFCTag`.
+public enum NFCTag: Sendable {
+    case iso7816(ISO7816Tag)
+    case miFare(MiFareTag)
+
+    init(session: TagReaderSession, card: Card, atr: [UInt8]) {
+        let connection = TagConnection(session: session, card: card, atr: atr)
+        if let storage = (try? ATR(bytes: atr))?.storageCard {
+            self = .miFare(MiFareTag(connection, family: Self.family(storage.cardName, atr: atr)))
+        } else {
+            self = .iso7816(ISO7816Tag(connection))
+        }
+    }
+
+    static func family(_ cardName: UInt16, atr: [UInt8]) -> MiFareFamily {
+        if Type2Tag.isType2(atr: atr) { return .ultralight }
+        switch cardName {
+        case 0x0001, 0x0002, 0x0026: return .classic
+        case 0x0036...0x0039: return .plus
+        default: return .unknown
+        }
+    }
+
+    /// The tag's NDEF side, whatever its family.
+    public var ndef: any NFCNDEFTag {
+        switch self {
+        case let .iso7816(tag): return tag
+        case let .miFare(tag): return tag
+        }
+    }
+
+    public var reader: String { ndef.reader }
+}
+
+/// A connection and the serial queue that alone touches it.
+final class TagConnection: @unchecked Sendable {
+    let session: TagReaderSession
+    let atr: [UInt8]
+    // Used only on `queue`: pcsclite wants one thread at a time per card.
+    private let card: Card
+    private let queue: DispatchQueue
+
+    init(session: TagReaderSession, card: Card, atr: [UInt8]) {
+        self.session = session
+        self.card = card
+        self.atr = atr
+        self.queue = DispatchQueue(label: "TagConnection \(card.reader)")
+    }
+
+    var reader: String { card.reader }
+
+    func perform<T: Sendable>(_ body: @escaping @Sendable (Card) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body(self.card) }) }
+        }
+    }
+
+    /// Runs `body` on the detected tag inside a transaction.
+    func ndef<T: Sendable>(tolerant: Bool = false, _ body: @escaping @Sendable (TagTransaction) throws -> T) async throws -> T {
+        let observer = session.observer
+        let atr = self.atr
+        return try await perform { card in
+            try TagTransaction.run(card: card, atr: atr, observer: observer, tolerant: tolerant, body)
+        }
+    }
+
+    func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) {
+        do {
+            return try await ndef { ($0.tag.status, $0.tag.status == .notSupported ? 0 : $0.tag.capacity) }
+        } catch let error as TagError where error.kind == .notNDEF || error.kind == .fileMissing {
+            return (.notSupported, 0)
+        }
+    }
+
+    func readNDEFBytes() async throws -> [UInt8] { try await ndef { try $0.tag.readNDEF() } }
+
+    func readNDEF() async throws -> NDEFMessage {
+        let bytes = try await readNDEFBytes()
+        return bytes.isEmpty ? NDEFMessage(records: []) : try NDEFMessage(decoding: bytes)
+    }
+
+    func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt {
+        let bytes = try message.encoded()
+        let backups = session.backups
+        return try await ndef { try $0.writeNDEF(bytes, backups: backups) }
+    }
+
+    func writeLock() async throws -> LockReceipt { try await ndef { try $0.makeReadOnly() } }
+
+    func restore(_ backup: TagBackup, allowingOtherTag: Bool) async throws -> WriteReceipt {
+        try await ndef(tolerant: true) { try $0.restore(backup, allowingOtherTag: allowingOtherTag) }
+    }
+}
+
+/// A card that speaks ISO 7816-4 APDUs (see `NFCISO7816Tag`).
+public final class ISO7816Tag: NFCISO7816Tag {
+    let connection: TagConnection
+    init(_ connection: TagConnection) { self.connection = connection }
+
+    public var reader: String { connection.reader }
+    public var atr: [UInt8] { connection.atr }
+    public var historicalBytes: [UInt8] { (try? ATR(bytes: atr))?.historicalBytes ?? [] }
+
+    public func sendCommand(_ apdu: CommandAPDU) async throws -> ResponseAPDU {
+        let session = connection.session
+        // Refused before the command is queued: nothing reaches the card.
+        if let policy = session.selectIdentifiers, let aid = policy.refusal(for: apdu) { throw TransmitError.refusedSelect(aid: aid) }
+        let observer = session.observer
+        return try await connection.perform { card in
+            let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: observer)
+            // One transaction per logical command: its GET RESPONSE rounds are not interleaved.
+            return try card.withTransaction { try transport.send(apdu) }
+        }
+    }
+
+    public func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) { try await connection.queryNDEFStatus() }
+    public func readNDEF() async throws -> NDEFMessage { try await connection.readNDEF() }
+    public func readNDEFBytes() async throws -> [UInt8] { try await connection.readNDEFBytes() }
+    @discardableResult public func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt { try await connection.writeNDEF(message) }
+    @discardableResult public func writeLock() async throws -> LockReceipt { try await connection.writeLock() }
+    @discardableResult public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) async throws -> WriteReceipt {
+        try await connection.restore(backup, allowingOtherTag: allowingOtherTag)
+    }
+}
+
+/// A PC/SC Part 3 storage card (see `NFCMiFareTag`).
+public final class MiFareTag: NFCMiFareTag {
+    let connection: TagConnection
+    public let mifareFamily: MiFareFamily
+    init(_ connection: TagConnection, family: MiFareFamily) {
+        self.connection = connection
+        self.mifareFamily = family
+    }
+
+    public var reader: String { connection.reader }
+    public var atr: [UInt8] { connection.atr }
+
+    public func identifier() async throws -> [UInt8] {
+        try await connection.perform { card in
+            let response = try APDUTransport(channel: PCSCChannel(card: card)).send(.getUID)
+            guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }
+            return response.data
+        }
+    }
+
+    public func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) { try await connection.queryNDEFStatus() }
+    public func readNDEF() async throws -> NDEFMessage { try await connection.readNDEF() }
+    public func readNDEFBytes() async throws -> [UInt8] { try await connection.readNDEFBytes() }
+    @discardableResult public func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt { try await connection.writeNDEF(message) }
+    @discardableResult public func writeLock() async throws -> LockReceipt { try await connection.writeLock() }
+    @discardableResult public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) async throws -> WriteReceipt {
+        try await connection.restore(backup, allowingOtherTag: allowingOtherTag)
+    }
+}

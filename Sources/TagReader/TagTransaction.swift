@@ -1,0 +1,209 @@
+import Foundation
+import ISO7816
+import NDEF
+import NFCTags
+import PCSC
+
+/// A connected, detected NFC Forum tag inside one PC/SC transaction: the engine under the
+/// `apdu ndef-*` commands and under `NFCTag`'s async methods.
+///
+/// Detection and the work run in one transaction, so no other program's command lands between
+/// reading the capability container and writing the message. Valid only inside the `run` body
+/// that hands it over; use it from that body's thread.
+public final class TagTransaction {
+    public let reader: String
+    public let card: Card
+    /// The card's answer to reset, as pcscd reported it.
+    public let atr: [UInt8]
+    /// Every APDU of the tag's procedures goes through this (its observer sees them).
+    public let transport: APDUTransport
+    /// The tag's NDEF procedures: a `Type4Tag` or a `Type2Tag`.
+    public let tag: any NDEFTag
+
+    init(reader: String, card: Card, atr: [UInt8], transport: APDUTransport, tag: any NDEFTag) {
+        self.reader = reader
+        self.card = card
+        self.atr = atr
+        self.transport = transport
+        self.tag = tag
+    }
+
+    /// Chooses the reader (`ReaderSelection`), connects, begins a transaction, detects the tag and
+    /// runs `body`; ends the transaction and disconnects afterwards.
+    ///
+    /// With a wait, a pcscd that goes away (restart, crash) before `body` starts is waited out
+    /// until the deadline: the whole open starts over on a fresh context. Without one, its error
+    /// is thrown at once. Once `body` has started, nothing is retried. Another program's
+    /// transaction on the reader is waited out until the deadline, and at least
+    /// `ReaderSelection.defaultPatience`; then `ReaderError.busy`, before anything reached the card.
+    /// - Parameters:
+    ///   - requested: a reader name, index or unique part of a name; nil for the only reader with a card.
+    ///   - wait: how long to wait for a card (and for pcscd to come back); nil: not at all.
+    ///   - observer: sees every APDU exchanged.
+    ///   - tolerant: a Type 2 tag whose TLV area does not parse is still detected (to restore it).
+    /// - Throws: `ReaderError`, `PCSCError`, `TagError` (detection), and what `body` throws.
+    public static func run<T>(reader requested: String?, wait: Duration?, observer: ((Exchange) -> Void)? = nil,
+                              tolerant: Bool = false, _ body: (TagTransaction) throws -> T) throws -> T {
+        let start = ContinuousClock.now
+        let deadline = start + (wait ?? .zero)
+        while true {
+            var started = false
+            do {
+                let selection = try ReaderSelection()
+                let (reader, atr) = try selection.chooseCard(requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) })
+                let card = try selection.connect(reader, until: max(deadline, .now + ReaderSelection.defaultPatience), transaction: true)
+                defer { try? card.disconnect() }
+                return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant) { transaction in
+                    started = true
+                    return try body(transaction)
+                }
+            } catch let error as PCSCError {
+                guard !started, wait != nil, retryable.contains(error) else { throw error }
+                guard ContinuousClock.now < deadline else { throw ReaderError.serviceLost(error) }
+                usleep(300_000)
+            }
+        }
+    }
+
+    static let retryable: Set<PCSCError> = ReaderSelection.serviceLost.union([PCSCError.removedCard, PCSCError.resetCard, PCSCError.noSmartcard])
+
+    /// Detects the tag on a connection the caller made (and will end) and runs `body` inside a
+    /// transaction. `atr`: what pcscd reported in the reader's state (empty: ask the connection).
+    /// Were the card swapped in between, detection fails on the new card before anything is written.
+    public static func run<T>(card: Card, atr: [UInt8] = [], observer: ((Exchange) -> Void)? = nil, tolerant: Bool = false,
+                              _ body: (TagTransaction) throws -> T) throws -> T {
+        try card.beginTransaction()
+        return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, body)
+    }
+
+    /// Detects and runs `body` on a card whose transaction has begun; ends it.
+    private static func inTransaction<T>(card: Card, atr knownATR: [UInt8], observer: ((Exchange) -> Void)?, tolerant: Bool,
+                                         _ body: (TagTransaction) throws -> T) throws -> T {
+        let result: T
+        do {
+            let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
+            let transport = APDUTransport(channel: PCSCChannel(card: card), observer: observer)
+            let tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant)
+            result = try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag))
+        } catch {
+            try? card.endTransaction()
+            throw error
+        }
+        try card.endTransaction()
+        return result
+    }
+}
+
+// MARK: - What the ndef commands do, decided here once
+
+/// What a write did.
+public struct WriteReceipt: Sendable, Hashable {
+    /// The message's length in bytes.
+    public var written: Int
+    public var capacity: Int
+    /// Where the old message was kept (`BackupStore.save`'s answer); nil for a restore.
+    public var backup: String?
+}
+
+/// What a lock did; returned only when the tag then refuses writes.
+public struct LockReceipt: Sendable, Hashable {
+    /// The permanent changes made now, in order ("CC write access 0F", …).
+    public var done: [String]
+    /// Those an earlier, interrupted lock had made already.
+    public var alreadyDone: [String]
+    /// Type 4: the capability container's write-access byte now.
+    public var writeAccess: String?
+}
+
+/// What `TagTransaction.inspect()` finds.
+public struct TagInspection: Sendable {
+    /// The current message's length; nil when it cannot be read.
+    public var length: Int?
+    /// Why the message cannot be read or does not parse.
+    public var messageError: String?
+    /// Type 2: the lock state from the CC, lock bits and password configuration.
+    public var locks: Type2LockState?
+    /// Whether `makeReadOnly()` has anything left to do.
+    public var canMakeReadOnly: Bool
+}
+
+extension TagTransaction {
+    /// Refuses, before touching the tag, a write that cannot work: a read-only tag, a message
+    /// over capacity.
+    /// - Throws: `TagError` `.readOnly` or `.tooLarge`.
+    public func checkWritable(_ message: [UInt8]) throws(TagError) {
+        guard tag.status == .readWrite else {
+            let access = (tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""
+            throw TagError(.readOnly, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\(access); nothing was written")
+        }
+        guard message.count <= tag.capacity else {
+            throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(tag.capacity) (\(message.count - tag.capacity) bytes over); nothing was written")
+        }
+    }
+
+    /// Saves the old message to `backups`, then writes and verifies `message`.
+    ///
+    /// - Throws: `TagError` or `BackupError` when nothing was written; `WriteInterrupted`, whose
+    ///   `state` says what the tag holds and whose `backup` says where the old message is, once
+    ///   the tag has changed.
+    @discardableResult
+    public func writeNDEF(_ message: [UInt8], backups: any BackupStore) throws -> WriteReceipt {
+        try checkWritable(message)
+        var saved: String?
+        do {
+            try tag.replaceNDEF(with: message) { old in
+                saved = try backups.save(old, reader: reader)
+            }
+        } catch var interrupted as WriteInterrupted {
+            interrupted.backup = saved
+            throw interrupted
+        }
+        return WriteReceipt(written: message.count, capacity: tag.capacity, backup: saved)
+    }
+
+    /// Puts a backup back exactly, from whatever state a cut write left; refuses a backup of
+    /// another tag unless `allowingOtherTag`.
+    /// - Throws: `TagError` (`.differentTag`, …) before any change; `WriteInterrupted` after.
+    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws -> WriteReceipt {
+        try tag.restore(backup, allowingOtherTag: allowingOtherTag)
+        return WriteReceipt(written: backup.message.count, capacity: tag.capacity, backup: nil)
+    }
+
+    /// Makes the tag read-only for good, finishing a lock an earlier run left half done, and
+    /// reports it only once the lock bits read back set and a probe write is refused.
+    /// - Throws: `TagError` `.readOnly` when already locked, `.lockFailed` when the lock did not
+    ///   take; `LockInterrupted` when the card went away part-way (run it again to finish).
+    public func makeReadOnly() throws -> LockReceipt {
+        if let t4 = tag as? Type4Tag {
+            guard t4.status == .readWrite else { throw TagError(.readOnly, "the tag is already \(t4.status.rawValue); nothing was written") }
+            guard try t4.makeReadOnly() else { throw Self.lockDidNotTake }
+            return LockReceipt(done: ["CC write access FF"], alreadyDone: [], writeAccess: t4.capabilityContainer.writeAccess.description)
+        }
+        if let t2 = tag as? Type2Tag {
+            guard !(try t2.readLockState()).isFullyLocked else {
+                throw TagError(.readOnly, "the tag is already locked (CC read-only, static and dynamic lock bits set); nothing was written")
+            }
+            let report = try t2.makeReadOnly()
+            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
+            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
+        }
+        throw TagError(.notNDEF, "no lock procedure for this tag")
+    }
+
+    static let lockDidNotTake = TagError(.lockFailed, "the lock did not take: the tag still accepts a write or its lock bits do not read back set")
+
+    /// The status, the current message's length and whether it parses, and (Type 2) the locks.
+    public func inspect() throws -> TagInspection {
+        let locks = try (tag as? Type2Tag)?.readLockState()
+        let canLock = locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
+        do {
+            let message = try tag.readNDEF()
+            if !message.isEmpty { _ = try NDEFMessage(decoding: message) }
+            return TagInspection(length: message.count, locks: locks, canMakeReadOnly: canLock)
+        } catch let e as TagError {
+            return TagInspection(messageError: e.message, locks: locks, canMakeReadOnly: canLock)
+        } catch let e as NDEFError {
+            return TagInspection(messageError: "the message does not parse: \(e)", locks: locks, canMakeReadOnly: canLock)
+        }
+    }
+}
