@@ -166,3 +166,10 @@ extension CommandAPDU {
     /// PC/SC Part 3 GET DATA (FF CA 00 00): the reader answers with the contactless card's UID.
     public static let getUID = CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0, p2: 0, ne: 256)
 }
+
+extension CommandAPDU {
+    /// SELECT by DF name (ISO 7816-4 §11.2.2: P1 04, first or only occurrence, FCI), Le 256.
+    public static func select(aid: [UInt8]) -> CommandAPDU {
+        CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00, data: aid, ne: 256)
+    }
+}

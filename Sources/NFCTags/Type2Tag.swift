@@ -796,3 +796,61 @@ public final class Type2Tag: NDEFTag {
         return out
     }
 }
+
+/// The pages of a Type 2 tag with what each one is for (`ul-read`).
+public struct Type2PageMap: Sendable {
+    public struct Row: Sendable, Hashable {
+        public var page: Int
+        /// nil: the tag refused the page (protected by a password, or past its memory).
+        public var bytes: [UInt8]?
+        /// "UID", "CC", "data", "dynamic lock", "config", …
+        public var role: String
+    }
+    public var rows: [Row]
+    /// Pages of the chip past 255 that were not read: storage READ BINARY cannot address them.
+    public var unreachable: ClosedRange<Int>?
+}
+
+extension Type2Tag {
+    /// Reads `pages` (nil: the whole tag, as its chip or else its CC describes it) with their
+    /// roles. Where the evidence names the chip, its datasheet says where the lock and
+    /// configuration pages really are (NTAG215/216 keep user pages past the CC's data area).
+    /// Run it inside one transaction, so the pages come from one moment of the tag.
+    /// - Throws: `TagError` `.notNDEF` for a card not of the Ultralight family, `.readFailed`.
+    public static func pageMap(_ transport: APDUTransport, atr: [UInt8], pages: ClosedRange<Int>?) throws -> Type2PageMap {
+        guard isType2(atr: atr) else {
+            throw TagError(.notNDEF, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
+        }
+        let raw = Type2Tag(transport: transport, uid: nil)
+        let head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 }
+        guard head.count == 16 else { throw TagError(.readFailed, "cannot read pages 0-3: the tag refused") }
+        let dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
+        let chip = (try? detect(transport, atr: atr, tolerant: true))?.chip.chip
+        let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)
+        var wanted = pages ?? 0...(total - 1)
+        var unreachable: ClosedRange<Int>?
+        if wanted.upperBound >= addressablePages {
+            unreachable = addressablePages...wanted.upperBound
+            wanted = wanted.lowerBound...(addressablePages - 1)
+        }
+        let rows = try raw.dump(pages: wanted).map { page, bytes in
+            Type2PageMap.Row(page: page, bytes: bytes, role: chip?.role(ofPage: page, dataAreaEnd: 16 + dataPages * 4) ?? defaultRole(page, dataPages: dataPages))
+        }
+        guard rows.contains(where: { $0.bytes != nil }) else {
+            throw TagError(.readFailed, "the tag refused every page of \(wanted.lowerBound)-\(wanted.upperBound)")
+        }
+        return Type2PageMap(rows: rows, unreachable: unreachable)
+    }
+
+    /// Roles for a chip the evidence does not name: the NFC Forum's default layout.
+    static func defaultRole(_ page: Int, dataPages: Int) -> String {
+        switch page {
+        case 0, 1: return "UID"
+        case 2: return "UID/internal/static lock"
+        case 3: return "CC"
+        case 4..<(4 + dataPages): return "data"
+        case 4 + dataPages: return dataPages > 12 ? "dynamic lock" : "beyond data area"
+        default: return dataPages > 12 ? "config" : "beyond data area"
+        }
+    }
+}

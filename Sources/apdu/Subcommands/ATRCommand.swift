@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ISO7816
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct ATRCommand: ParsableCommand {
@@ -32,14 +33,11 @@ extension APDUCommand {
                 if let hex {
                     atr = try ATR(hex: hex)
                 } else {
-                    let selection = try ReaderSelection()
-                    let chosen = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                    var states = [ReaderState(reader: chosen)]
-                    try selection.context.statusChange(&states, timeout: .zero)
-                    do { atr = try ATR(bytes: states[0].atr) } catch {
-                        throw Failure(.badData, "the card's ATR \(states[0].atr.hexString) is malformed: \(error)")
+                    let chosen = try ReaderSelection().chooseCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
+                    do { atr = try ATR(bytes: chosen.atr) } catch {
+                        throw Failure(.badData, "the card's ATR \(chosen.atr.hexString) is malformed: \(error)")
                     }
-                    reader = chosen
+                    reader = chosen.reader
                 }
                 let names = (try? String(contentsOfFile: smartcardList, encoding: .utf8))
                     .map { ATR.names(forHex: atr.bytes.hexString, list: $0) } ?? []

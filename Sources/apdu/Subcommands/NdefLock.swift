@@ -1,6 +1,7 @@
 import ArgumentParser
 import NFCTags
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct NdefLock: ParsableCommand {
@@ -27,35 +28,21 @@ extension APDUCommand {
                 guard yes else {
                     throw Failure(.refused, "locking makes the tag read-only permanently; run again with --yes to do it")
                 }
-                let (session, locked, refusesWrites) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
+                let (view, receipt) = try readerOptions.withTag(trace: traceOptions) { t in
                     do {
-                        if let t4 = session.tag as? Type4Tag {
-                            guard t4.status == .readWrite else { throw Failure(.unexpected, "the tag is already \(t4.status.rawValue); nothing was written") }
-                            let refuses = try t4.makeReadOnly()
-                            return (session, [("writeAccess", JSON.string(t4.capabilityContainer.writeAccess.description))], refuses)
-                        } else if let t2 = session.tag as? Type2Tag {
-                            guard !(try t2.readLockState()).isFullyLocked else {
-                                throw Failure(.unexpected, "the tag is already locked (CC read-only, static and dynamic lock bits set); nothing was written")
-                            }
-                            let report = try t2.makeReadOnly()
-                            return (session, [("done", JSON.array(report.done.map(JSON.string))), ("alreadyDone", .array(report.alreadyDone.map(JSON.string))),
-                                              ("lockBitsSet", .bool(report.state.isFullyLocked))], report.refusesWrites)
-                        }
-                        return (session, [], false)
+                        return (TagView(t), try t.makeReadOnly())
                     } catch let e as LockInterrupted {
-                        let status = (e.underlying as? PCSCError)?.failure.status ?? (e.underlying as? TagError)?.failure.status ?? .ioError
                         let done = e.done.isEmpty ? "nothing was changed yet" : "done so far: \(e.done.joined(separator: ", ")); the message is unchanged"
-                        throw Failure(status, "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(session.reader))")
-                    } catch let e as TagError { throw e.failure }
+                        throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(t.reader))")
+                    }
                 }
+                // Type 4 reports the new write-access byte; Type 2 the steps done now and before.
+                let details: [(String, JSON)] = receipt.writeAccess.map { [("writeAccess", .string($0))] }
+                    ?? [("done", .array(receipt.done.map(JSON.string))), ("alreadyDone", .array(receipt.alreadyDone.map(JSON.string))), ("lockBitsSet", .bool(true))]
                 if output.json {
-                    Terminal.print(JSON.object([("reader", .string(session.reader)), ("tag", session.tagJSON)] + locked + [("refusesWrites", .bool(refusesWrites))]).serialized)
+                    Terminal.print(JSON.object([("reader", .string(view.reader)), ("tag", view.json)] + details + [("refusesWrites", .bool(true))]).serialized)
                 } else {
-                    let what = locked.map { "\($0.0) \($0.1.serialized)" }.joined(separator: ", ")
-                    Terminal.print("locked (\(what)); the tag \(refusesWrites ? "refuses writes" : "STILL ACCEPTS writes")")
-                }
-                if !refusesWrites {
-                    throw Failure(.unexpected, "the lock did not take: the tag still accepts a write or its lock bits do not read back set")
+                    Terminal.print("locked (\(details.map { "\($0.0) \($0.1.serialized)" }.joined(separator: ", "))); the tag refuses writes")
                 }
             }
         }

@@ -3,6 +3,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct NdefRead: ParsableCommand {
@@ -19,29 +20,27 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let (session, message) = try TagSession.withTag(readerOptions, trace: traceOptions) { session in
-                    do { return (session, try session.tag.readNDEF()) } catch let error as TagError { throw error.failure }
-                }
+                let (view, message) = try readerOptions.withTag(trace: traceOptions) { t in (TagView(t), try t.tag.readNDEF()) }
                 if raw {
                     Terminal.print(message.hexString)
                     return
                 }
-                try render(session: session, message: message, output: output)
+                try render(view, message: message, output: output)
             }
         }
     }
 }
 
 /// The ndef-read output, shared with `watch --ndef`.
-func ndefReadJSON(session: TagSession, message: [UInt8]) -> (JSON, NDEFMessage?, NDEFError?) {
+func ndefReadJSON(_ view: TagView, message: [UInt8]) -> (JSON, NDEFMessage?, NDEFError?) {
     var decoded: NDEFMessage?
     var decodeError: NDEFError?
     if !message.isEmpty {
         do { decoded = try NDEFMessage(decoding: message) } catch { decodeError = error }
     }
     var members: [(String, JSON)] = [
-        ("reader", .string(session.reader)), ("tag", session.tagJSON),
-        ("status", .string(session.tag.status.rawValue)), ("capacity", .int(session.tag.capacity)), ("length", .int(message.count)),
+        ("reader", .string(view.reader)), ("tag", view.json),
+        ("status", .string(view.status.rawValue)), ("capacity", .int(view.capacity)), ("length", .int(message.count)),
     ]
     if let decoded {
         members.append(("message", NDEFRender.messageJSON(decoded, bytes: message, strict: true)))
@@ -54,12 +53,12 @@ func ndefReadJSON(session: TagSession, message: [UInt8]) -> (JSON, NDEFMessage?,
     return (.object(members), decoded, decodeError)
 }
 
-func render(session: TagSession, message: [UInt8], output: OutputOptions) throws {
-    let (json, decoded, decodeError) = ndefReadJSON(session: session, message: message)
+func render(_ view: TagView, message: [UInt8], output: OutputOptions) throws {
+    let (json, decoded, decodeError) = ndefReadJSON(view, message: message)
     if output.json {
         Terminal.print(json.serialized)
     } else {
-        Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription), \(session.tag.status.rawValue), \(message.count) of \(session.tag.capacity) bytes used")
+        Terminal.print("\(Terminal.safe(view.reader)): \(view.description), \(view.status.rawValue), \(message.count) of \(view.capacity) bytes used")
         if message.isEmpty { Terminal.print("(empty: no NDEF message)") }
         if let decoded {
             for line in NDEFRender.lines(decoded, strict: true) { Terminal.print(line) }

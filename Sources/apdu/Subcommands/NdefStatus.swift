@@ -3,6 +3,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct NdefStatus: ParsableCommand {
@@ -16,34 +17,26 @@ extension APDUCommand {
         @OptionGroup var traceOptions: TraceOptions
 
         struct Findings {
-            var session: TagSession
-            var length: Int?
-            var messageError: String?
-            var locks: Type2LockState?
+            var view: TagView
+            var tag: any NDEFTag
+            var inspection: TagInspection
         }
 
         func run() throws {
             try reportingFailures {
                 let found: Findings
+                var detected = false
                 do {
-                    found = try TagSession.withTag(readerOptions, trace: traceOptions, tolerant: true) { session in
-                        let locks = try (session.tag as? Type2Tag)?.readLockState()
-                        do {
-                            let message = try session.tag.readNDEF()
-                            if !message.isEmpty { _ = try NDEFMessage(decoding: message) }
-                            return Findings(session: session, length: message.count, locks: locks)
-                        } catch let e as TagError {
-                            return Findings(session: session, messageError: e.message, locks: locks)
-                        } catch let e as NDEFError {
-                            return Findings(session: session, messageError: "the message does not parse: \(e)", locks: locks)
-                        }
+                    found = try readerOptions.withTag(trace: traceOptions, tolerant: true) { t in
+                        detected = true
+                        return Findings(view: TagView(t), tag: t.tag, inspection: try t.inspect())
                     }
-                } catch let f as Failure where f.status == .unexpected {
+                } catch let e as TagError where !detected && e.failure.status == .unexpected {
                     // No NDEF application, not formatted, or not an NFC Forum tag: Core NFC's notSupported.
                     if output.json {
-                        Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(f.message))]).serialized)
+                        Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(e.message))]).serialized)
                     } else {
-                        Terminal.print("notSupported: \(f.message)")
+                        Terminal.print("notSupported: \(e.message)")
                     }
                     return
                 }
@@ -52,8 +45,8 @@ extension APDUCommand {
         }
 
         func report(_ found: Findings) {
-            let session = found.session, tag = session.tag
-            let canLock = found.locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
+            let view = found.view, tag = found.tag, inspection = found.inspection
+            let canLock = inspection.canMakeReadOnly
             var details: [(String, JSON)] = []
             var lines: [String] = []
             if let t4 = tag as? Type4Tag {
@@ -62,20 +55,20 @@ extension APDUCommand {
                            ("mle", .int(cc.mle)), ("mlc", .int(cc.mlc)), ("fileID", .hex(cc.fileID)), ("maxFileSize", .int(cc.maxFileSize))]
                 lines = ["  read access: \(cc.readAccess), write access: \(cc.writeAccess)",
                          "  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes"]
-            } else if let t2 = tag as? Type2Tag, let locks = found.locks {
+            } else if let t2 = tag as? Type2Tag, let locks = inspection.locks {
                 (details, lines) = type2Details(t2, locks: locks, canLock: canLock)
             }
             if output.json {
                 Terminal.print(JSON.object([
-                    ("reader", .string(session.reader)), ("tag", session.tagJSON), ("status", .string(tag.status.rawValue)),
-                    ("capacity", .int(tag.capacity)), ("length", found.length.map(JSON.int) ?? .null),
-                    ("messageParses", .bool(found.messageError == nil)), ("messageError", found.messageError.map(JSON.string) ?? .null),
+                    ("reader", .string(view.reader)), ("tag", view.json), ("status", .string(view.status.rawValue)),
+                    ("capacity", .int(view.capacity)), ("length", inspection.length.map(JSON.int) ?? .null),
+                    ("messageParses", .bool(inspection.messageError == nil)), ("messageError", inspection.messageError.map(JSON.string) ?? .null),
                     ("canMakeReadOnly", .bool(canLock)),
                 ] + details).serialized)
             } else {
-                Terminal.print("\(Terminal.safe(session.reader)): \(session.tagDescription)")
-                Terminal.print("  status: \(tag.status.rawValue)")
-                Terminal.print("  capacity: \(tag.capacity) bytes, message: \(found.length.map { "\($0) bytes" } ?? "UNREADABLE: \(Terminal.safe(found.messageError ?? ""))")")
+                Terminal.print("\(Terminal.safe(view.reader)): \(view.description)")
+                Terminal.print("  status: \(view.status.rawValue)")
+                Terminal.print("  capacity: \(view.capacity) bytes, message: \(inspection.length.map { "\($0) bytes" } ?? "UNREADABLE: \(Terminal.safe(inspection.messageError ?? ""))")")
                 for line in lines { Terminal.print(line) }
                 Terminal.print("  can be made read-only: \(canLock ? "yes (apdu ndef-lock --yes)" : "no")")
             }

@@ -4,6 +4,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import TagReader
 import VirtualCard
 
 extension APDUCommand {
@@ -112,8 +113,8 @@ extension APDUCommand {
                 if allReaders { return try writeAll(bytes) }
                 let restoring: Bool
                 if case .backup = what { restoring = true } else { restoring = false }
-                let outcome = try TagSession.withTag(readerOptions, trace: traceOptions, tolerant: restoring) { session in
-                    try write(what, session: session, announceBackup: !output.json)
+                let outcome = try readerOptions.withTag(trace: traceOptions, tolerant: restoring) { t in
+                    try write(what, on: t, announceBackup: !output.json)
                 }
                 if output.json {
                     Terminal.print(json(outcome).serialized)
@@ -162,15 +163,11 @@ extension APDUCommand {
                             card = try Context().connect(reader: target.reader)
                         }
                         connections.withLock { $0.append(card) }
-                        r = .success(try TagSession.withTag(card: card, atr: target.atr, trace: traceOptions) { session in
-                            try write(.message(bytes), session: session, announceBackup: false)
+                        r = .success(try TagTransaction.run(card: card, atr: target.atr, observer: traceOptions.observer) { t in
+                            try write(.message(bytes), on: t, announceBackup: false)
                         })
-                    } catch let f as Failure {
-                        r = .failure(f)
-                    } catch let e as PCSCError {
-                        r = .failure(e.failure)
                     } catch {
-                        r = .failure(Failure(.ioError, "\(error)"))
+                        r = .failure(Failure(error))
                     }
                     results.withLock { $0[target.reader] = r }
                 }
@@ -204,72 +201,42 @@ extension APDUCommand {
             }
         }
 
-        /// Backs up the old message, then writes and verifies the new one (inside the session's
+        /// Backs up the old message, then writes and verifies the new one (inside the tag's
         /// transaction); or puts a backup back.
-        func write(_ what: Content, session: TagSession, announceBackup: Bool) throws -> Outcome {
-            let tag = session.tag
-            let bytes = what.message
-            var saved: String?
+        func write(_ what: Content, on t: TagTransaction, announceBackup: Bool) throws -> Outcome {
             let restoreCommand = { (path: String) in
-                "apdu ndef-write -r \(Terminal.shellQuoted(session.reader)) --restore \(Terminal.shellQuoted(path))"
+                "apdu ndef-write -r \(Terminal.shellQuoted(t.reader)) --restore \(Terminal.shellQuoted(path))"
             }
+            let receipt: WriteReceipt
             do {
                 switch what {
                 case let .backup(backup, path):
                     do {
-                        try tag.restore(backup, allowingOtherTag: force)
+                        receipt = try t.restore(backup, allowingOtherTag: force)
                     } catch let e as WriteInterrupted {
-                        throw Failure(e.exitStatus, "\(e.reason) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
+                        throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
                     }
-                    return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: nil)
-                case .message:
-                    // Refuse before touching anything when it cannot work.
-                    guard tag.status == .readWrite else {
-                        throw Failure(.unexpected, "the tag is \(tag.status == .readOnly ? "read-only" : "not writable (\(tag.status.rawValue))")\((tag as? Type4Tag).map { " (write access \($0.capabilityContainer.writeAccess))" } ?? ""); nothing was written")
-                    }
-                    guard bytes.count <= tag.capacity else {
-                        throw Failure(.badData, "the message is \(bytes.count) bytes; the tag holds \(tag.capacity) (\(bytes.count - tag.capacity) bytes over); nothing was written")
-                    }
-                    try tag.replaceNDEF(with: bytes) { old in
-                        saved = try Backups.save(old, reader: session.reader)
-                        if announceBackup { Terminal.print("backup of the previous message (\(old.message.count) bytes): \(saved!)") }
-                    }
+                case let .message(bytes):
+                    receipt = try t.writeNDEF(bytes, backups: AnnouncedBackups(announce: announceBackup))
                 }
             } catch let e as WriteInterrupted {
-                let hint = saved.map { "; restore the previous message with: \(restoreCommand($0))" } ?? ""
-                throw Failure(e.exitStatus, "\(e.reason) during the write; \(e.state.words(old: "the previous message", new: "the new message"))\(hint)")
+                let hint = e.backup.map { "; restore the previous message with: \(restoreCommand($0))" } ?? ""
+                throw Failure(Failure(e).status, Failure(e).message + hint)
             } catch let e as TagError {
                 throw Failure(e.failure.status, e.message + (e.message.hasSuffix("nothing was written") ? "" : "; nothing was written"))
             }
-            return Outcome(reader: session.reader, tagJSON: session.tagJSON, written: bytes.count, capacity: tag.capacity, backup: saved)
+            return Outcome(reader: t.reader, tagJSON: TagView(t).json, written: receipt.written, capacity: receipt.capacity, backup: receipt.backup)
         }
     }
 }
 
-extension WriteInterrupted {
-    /// What stopped it, in the CLI's words ("the card was removed").
-    var reason: String { Failure.reason(underlying) }
+/// apdu's backup directory, saying where each backup went before the tag changes.
+struct AnnouncedBackups: BackupStore {
+    var announce: Bool
 
-    /// The exit code of what stopped it.
-    var exitStatus: ExitStatus {
-        switch underlying {
-        case let e as PCSCError: return e.failure.status
-        case let e as TagError: return e.failure.status
-        default: return .ioError
-        }
-    }
-}
-
-extension WriteInterrupted.TagState {
-    /// "the tag holds the previous message or an empty one".
-    func words(old: String, new: String) -> String {
-        switch self {
-        case .old: return "nothing took effect: the tag holds \(old)"
-        case .oldOrEmpty: return "the tag holds \(old) or an empty message"
-        case .empty: return "the tag holds an empty message"
-        case .emptyOrNew: return "the tag holds an empty message or \(new)"
-        case .new: return "the tag holds \(new), but reading it back did not finish"
-        case .unknown: return "the tag reads back something other than what it acknowledged"
-        }
+    func save(_ backup: TagBackup, reader: String) throws -> String {
+        let path = try DirectoryBackupStore.standard.save(backup, reader: reader)
+        if announce { Terminal.print("backup of the previous message (\(backup.message.count) bytes): \(path)") }
+        return path
     }
 }

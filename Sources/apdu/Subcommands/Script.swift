@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ISO7816
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct Script: ParsableCommand {
@@ -58,14 +59,11 @@ extension APDUCommand {
                         }
                     }
                 }
-                let selection = try ReaderSelection()
-                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
-                gate.proceed()
-                let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
-                                              selectPolicy: policy, observer: traceOptions.observer)
                 var steps: [JSON] = []
                 var mismatches: [String] = []
+                let reader = try readerOptions.withCard(transaction: false) { reader, card in
+                let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
+                                              selectPolicy: policy, observer: traceOptions.observer)
                 for step in script.steps {
                     switch step {
                     case let .reset(line):
@@ -109,7 +107,8 @@ extension APDUCommand {
                     }
                     if !mismatches.isEmpty && !keepGoing { break }
                 }
-                try? card.disconnect()
+                return reader
+                }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("steps", .array(steps)),
                                                 ("ok", .bool(mismatches.isEmpty))]).serialized)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ISO7816
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct Select: ParsableCommand {
@@ -29,18 +30,14 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let aidBytes = try parsedAID()
-                let command = CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00, data: aidBytes, ne: 256)
+                let command = CommandAPDU.select(aid: aidBytes)
                 let policy = try allowlist.policy()
                 if let policy, policy.refusal(for: command) != nil {
                     throw Failure(.refused, "SELECT of AID \(aidBytes.hexString) refused: not in the allowlist")
                 }
-                let selection = try ReaderSelection()
-                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
-                gate.proceed()
-                let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: policy, observer: traceOptions.observer)
-                let response = try transport.send(command)
-                try? card.disconnect()
+                let (reader, response) = try readerOptions.withCard(transaction: false) { reader, card in
+                    (reader, try APDUTransport(channel: PCSCChannel(card: card), selectPolicy: policy, observer: traceOptions.observer).send(command))
+                }
                 let sw = response.statusWord
                 let tlv = try? BERTLV.decode(response.data)
                 if output.json {

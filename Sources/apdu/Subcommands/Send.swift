@@ -1,6 +1,7 @@
 import ArgumentParser
 import ISO7816
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct Send: ParsableCommand {
@@ -48,17 +49,12 @@ extension APDUCommand {
                         }
                     }
                 }
-                let selection = try ReaderSelection()
-                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
-                defer { gate.standDown() }
+                var exchanges: [JSON] = []
+                var unexpected: (Int, StatusWord)?
+                let reader = try readerOptions.withCard(transaction: true) { reader, card in
                 let transport = APDUTransport(
                     channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                     selectPolicy: policy, observer: traceOptions.observer)
-                var exchanges: [JSON] = []
-                var unexpected: (Int, StatusWord)?
-                try card.withTransaction {
-                    gate.proceed()
                     for (i, command) in commands.enumerated() {
                         let response = try transport.send(command)
                         let sw = response.statusWord
@@ -73,8 +69,8 @@ extension APDUCommand {
                             unexpected = (i + 1, sw)
                         }
                     }
+                    return reader
                 }
-                try? card.disconnect()
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("exchanges", .array(exchanges))]).serialized)
                 }

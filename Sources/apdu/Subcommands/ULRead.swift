@@ -3,6 +3,7 @@ import Foundation
 import ISO7816
 import NFCTags
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct ULRead: ParsableCommand {
@@ -33,45 +34,12 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let selection = try ReaderSelection()
-                let reader = try selection.chooseReaderWithCard(readerOptions.requestedReader, wait: readerOptions.waitDuration)
-                let (card, gate) = try selection.connectWatched(reader, wait: readerOptions.waitDuration)
-                defer { gate.standDown() }
-                let atr = (try? card.status().atr) ?? []
-                guard Type2Tag.isType2(atr: atr) else {
-                    throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
+                let (reader, map) = try readerOptions.withCard(transaction: true) { reader, card in
+                    let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
+                    return (reader, try Type2Tag.pageMap(transport, atr: (try? card.status().atr) ?? [], pages: try range()))
                 }
-                let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
-                var bytes: [Int: [UInt8]?] = [:]
-                var dataPages = 12
-                var chip: Type2Chip?
-                var note: String?
-                // One transaction: the pages all come from one moment of the tag.
-                try card.withTransaction {
-                    gate.proceed()
-                    let tag = Type2Tag(transport: transport, uid: nil)
-                    let head: [UInt8]
-                    do { head = try tag.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError { throw Failure(.ioError, "cannot read pages 0-3: \(e.message)") }
-                    guard head.count == 16 else { throw Failure(.ioError, "cannot read pages 0-3: the tag refused") }
-                    dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
-                    // The chip, where the evidence names one, says where its lock and configuration
-                    // pages really are (NTAG215/216 keep user pages past the CC's data area).
-                    chip = (try? Type2Tag.detect(transport, atr: atr, tolerant: true))?.chip.chip
-                    let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)
-                    var wanted = try range() ?? 0...(total - 1)
-                    if wanted.upperBound >= Type2Tag.addressablePages {
-                        note = "pages \(Type2Tag.addressablePages)-\(wanted.upperBound) not shown: PC/SC storage READ BINARY addresses pages 0-255 (larger tags need SECTOR_SELECT)"
-                        wanted = wanted.lowerBound...(Type2Tag.addressablePages - 1)
-                    }
-                    do {
-                        for (page, data) in try tag.dump(pages: wanted) { bytes[page] = data }
-                    } catch let e as TagError { throw e.failure }
-                    if !bytes.values.contains(where: { $0 != nil }) { throw Failure(.unexpected, "the tag refused every page of \(wanted.lowerBound)-\(wanted.upperBound)") }
-                }
-                try? card.disconnect()
-                let rows = bytes.keys.sorted().map { p -> (Int, [UInt8]?, String) in
-                    (p, bytes[p]!, chip?.role(ofPage: p, dataAreaEnd: 16 + dataPages * 4) ?? role(p, dataPages: dataPages))
-                }
+                let note = map.unreachable.map { "pages \($0.lowerBound)-\($0.upperBound) not shown: PC/SC storage READ BINARY addresses pages 0-255 (larger tags need SECTOR_SELECT)" }
+                let rows = map.rows.map { ($0.page, $0.bytes, $0.role) }
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(reader)),
@@ -85,18 +53,6 @@ extension APDUCommand {
                     }
                     if let note { Terminal.error(note) }
                 }
-            }
-        }
-
-        /// Roles for a chip the evidence does not name: the NFC Forum's default layout.
-        func role(_ page: Int, dataPages: Int) -> String {
-            switch page {
-            case 0, 1: return "UID"
-            case 2: return "UID/internal/static lock"
-            case 3: return "CC"
-            case 4..<(4 + dataPages): return "data"
-            case 4 + dataPages: return dataPages > 12 ? "dynamic lock" : "beyond data area"
-            default: return dataPages > 12 ? "config" : "beyond data area"
             }
         }
     }

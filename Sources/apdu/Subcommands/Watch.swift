@@ -4,6 +4,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import TagReader
 
 extension APDUCommand {
     struct Watch: ParsableCommand {
@@ -32,9 +33,6 @@ extension APDUCommand {
             restoreTerminationSignals()
             let names = try? String(contentsOfFile: smartcardList, encoding: .utf8)
             var emitted = 0
-            var backoff: UInt32 = 100_000
-            var announcedDown = false
-            var known: [String: ReaderState] = [:]
             func emit(_ event: String, _ reader: String?, _ atr: [UInt8]? = nil, _ detail: String? = nil) {
                 var cardName: String?
                 if let atr, let names { cardName = ATR.names(forHex: atr.hexString, list: names).first }
@@ -57,12 +55,14 @@ extension APDUCommand {
             }
             func done() -> Bool { count.map { emitted >= $0 } ?? false }
             func readTag(_ reader: String, _ atr: [UInt8]) {
-                guard ndef else { return }
+                guard ndef, !done() else { return }
                 do {
-                    let (session, message) = try TagSession.withTag(context: try Context(), reader: reader, atr: atr, trace: traceOptions) { session in
-                        (session, try session.tag.readNDEF())
+                    let card = try Context().connect(reader: reader)
+                    defer { try? card.disconnect() }
+                    let (view, message) = try TagTransaction.run(card: card, atr: atr, observer: traceOptions.observer) { t in
+                        (TagView(t), try t.tag.readNDEF())
                     }
-                    let (json, decoded, decodeError) = ndefReadJSON(session: session, message: message)
+                    let (json, decoded, decodeError) = ndefReadJSON(view, message: message)
                     if output.json {
                         guard case var .object(members) = json else { return }
                         members.insert(("event", .string("ndef")), at: 0)
@@ -76,100 +76,27 @@ extension APDUCommand {
                         if let decodeError { Terminal.print("  malformed: \(Terminal.safe(decodeError.description))") }
                     }
                 } catch {
-                    let message: String
-                    switch error {
-                    case let f as Failure: message = f.message
-                    case let e as TagError: message = e.message
-                    case let e as PCSCError: message = e.failure.message
-                    default: message = "\(error)"
-                    }
-                    emit("ndef-error", reader, nil, message)
+                    emit("ndef-error", reader, nil, Failure(error).message)
                     return
                 }
                 emitted += 1
             }
-
-            while !done() {
-                let context: Context
-                do { context = try Context() } catch {
-                    if !announcedDown {
-                        emit("service-down", nil, nil, "pcscd is not reachable; retrying")
-                        announcedDown = true
+            try reportingFailures {
+                try ReaderMonitor().run { event in
+                    switch event {
+                    case let .readerAdded(reader): emit("reader-added", reader)
+                    case let .readerRemoved(reader): emit("reader-removed", reader)
+                    case let .cardPresent(reader, atr):
+                        emit("card-present", reader, atr)
+                        readTag(reader, atr)
+                    case let .cardInserted(reader, atr):
+                        emit("card-inserted", reader, atr)
+                        readTag(reader, atr)
+                    case let .cardRemoved(reader): emit("card-removed", reader)
+                    case let .serviceDown(detail): emit("service-down", nil, nil, detail)
+                    case .serviceUp: emit("service-up", nil, nil, "connected to pcscd again")
                     }
-                    usleep(backoff)
-                    backoff = min(backoff * 2, 2_000_000)
-                    continue
-                }
-                if announcedDown {
-                    emit("service-up", nil, nil, "connected to pcscd again")
-                    announcedDown = false
-                }
-                backoff = 100_000
-                do {
-                    try watch(context, &known, emit, readTag, done)
-                } catch let error as PCSCError {
-                    // A dying pcscd shows up as several different codes (no service, comm error,
-                    // unknown or unavailable reader…); a watch outlives all of them. Only an
-                    // explicit cancel ends it. Unexpected codes wait a little, so a persistent
-                    // error repeats slowly and visibly instead of spinning.
-                    if error == .cancelled {
-                        Terminal.error(error.failure.message)
-                        throw ExitCode(error.failure.status.rawValue)
-                    }
-                    emit("service-down", nil, nil, "pcscd went away (\(error.constantName ?? "\(error)")); reconnecting")
-                    announcedDown = true
-                    for (name, _) in known { emit("reader-removed", name) }
-                    known = [:]
-                    if !ReaderSelection.serviceLost.contains(error) { usleep(500_000) }
-                    continue
-                }
-            }
-        }
-
-        func watch(_ context: Context, _ known: inout [String: ReaderState],
-                   _ emit: (String, String?, [UInt8]?, String?) -> Void,
-                   _ readTag: (String, [UInt8]) -> Void, _ done: () -> Bool) throws {
-            while !done() {
-                let readers = try context.readers()
-                for gone in known.keys where !readers.contains(gone) {
-                    emit("reader-removed", gone, nil, nil)
-                    known[gone] = nil
-                    if done() { return }
-                }
-                for name in readers where known[name] == nil {
-                    emit("reader-added", name, nil, nil)
-                    known[name] = ReaderState(reader: name)
-                    if done() { return }
-                }
-                if done() { return }
-                var states = readers.map { known[$0]! }
-                // pcsclite takes at most 16 states per wait; with 16 readers the once-a-second
-                // reader list check below stands in for the pseudo-reader.
-                if states.count < 16 { states.append(ReaderState(reader: ReaderState.plugAndPlayNotification)) }
-                // A bounded wait so a reader list change is noticed even where the pseudo-reader
-                // is not reported (pcscd 1.9 counts only during the wait).
-                try context.statusChange(&states, timeout: .seconds(1))
-                for state in states where state.reader != ReaderState.plugAndPlayNotification {
-                    guard let before = known[state.reader] else { continue }
-                    let was = before.currentState, now = state.eventState
-                    let countChanged = state.eventCount != before.currentEventCount && was != .unaware
-                    if now.contains(.unknown) { continue }
-                    if was == .unaware {
-                        if now.contains(.present) {
-                            emit("card-present", state.reader, state.atr, nil)
-                            if !done() { readTag(state.reader, state.atr) }
-                        }
-                    } else if now.contains(.present) && (!was.contains(.present) || countChanged) {
-                        if was.contains(.present) { emit("card-removed", state.reader, nil, nil) }
-                        emit("card-inserted", state.reader, state.atr, nil)
-                        if !done() { readTag(state.reader, state.atr) }
-                    } else if now.contains(.empty) && was.contains(.present) {
-                        emit("card-removed", state.reader, nil, nil)
-                    }
-                    var updated = state
-                    updated.acknowledge()
-                    known[state.reader] = updated
-                    if done() { return }
+                    return !done()
                 }
             }
         }

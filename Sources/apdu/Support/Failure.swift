@@ -1,7 +1,10 @@
 import ArgumentParser
+import Foundation
 import ISO7816
+import NDEF
+import NFCTags
 import PCSC
-import VirtualCard
+import TagReader
 
 /// Exit codes, sysexits style (docs/cli.md).
 enum ExitStatus: Int32 {
@@ -26,18 +29,39 @@ struct Failure: Error, CustomStringConvertible {
     }
     var description: String { message }
 
+    /// The one place a library error becomes an exit code and a message that says what to do.
+    init(_ error: any Error) {
+        switch error {
+        case let f as Failure: self = f
+        case let e as PCSCError: self = e.failure
+        case let e as ReaderError: self = e.failure
+        case let e as TagError: self = e.failure
+        case let e as WriteInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) during the write; \(e.state.words(old: "the previous message", new: "the new message"))")
+        case let e as LockInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) while trying to \(e.step)")
+        case let e as BackupError: self.init(.ioError, e.message)
+        case let e as NDEFError: self.init(.badData, "\(e)")
+        case let e as TransmitError:
+            switch e {
+            case .refusedSelect: self.init(.refused, e.description)
+            case .extendedLengthUnsupported: self.init(.usage, e.description)
+            case .getResponseLimit, .malformedResponse: self.init(.ioError, e.description)
+            }
+        default: self.init(.ioError, "\(error)")
+        }
+    }
+
+    static func status(of error: any Error) -> ExitStatus { Failure(error).status }
+
     /// An error from the libraries in a few words, for "<reason> during the write; …".
     static func reason(_ error: any Error) -> String {
         switch error {
         case let e as PCSCError where e == .removedCard: return "the card was removed"
-        case let e as PCSCError: return e.failure.message
-        default: return "\(error)"
+        default: return Failure(error).message
         }
     }
 }
 
 extension PCSCError {
-    /// Where a PC/SC error leaves the user: the exit code and a message that says what to do.
     var failure: Failure {
         switch self {
         case .noService, .serviceStopped:
@@ -62,31 +86,67 @@ extension PCSCError {
     }
 }
 
+extension ReaderError {
+    var failure: Failure {
+        func listing(_ readers: [String]) -> String { readers.map { "  \(Terminal.safe($0))" }.joined(separator: "\n") }
+        switch self {
+        case .noReaders: return Failure(.unavailable, "no readers found; plug one in (pcscd sees none)")
+        case let .unknownReader(name, known):
+            return Failure(.usage, "unknown reader '\(Terminal.safe(name))'" + (known.isEmpty ? " (pcscd sees no readers)" : "; readers:\n" + listing(known)))
+        case let .noReaderAtIndex(index, known): return Failure(.usage, "no reader with index \(index); readers:\n" + listing(known))
+        case let .ambiguousReader(name, matches): return Failure(.usage, "'\(Terminal.safe(name))' matches several readers; be more specific:\n" + listing(matches))
+        case let .severalCards(readers): return Failure(.usage, "several readers have a card; choose one with --reader:\n" + listing(readers))
+        case let .noCard(reader):
+            return Failure(.unavailable, (reader.map { "no card in reader '\($0)'" } ?? "no card in any reader") + " (use --wait SECONDS to wait for one)")
+        case .noCardWithin, .readerGone: return Failure(.unavailable, description)
+        case .serviceLost: return Failure(.unavailable, description)
+        case .busy: return Failure(.tryAgain, description + "; try again, or wait longer with --wait SECONDS")
+        }
+    }
+}
+
+extension TagError {
+    /// A tag that refuses is 1, a tag whose data lies is 65.
+    var failure: Failure {
+        switch kind {
+        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe: return Failure(.unexpected, message)
+        case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
+        case .beyondReach: return Failure(.unavailable, message)
+        case .differentTag: return Failure(.refused, message)
+        }
+    }
+}
+
+extension WriteInterrupted.TagState {
+    /// "the tag holds the previous message or an empty one".
+    func words(old: String, new: String) -> String {
+        switch self {
+        case .old: return "nothing took effect: the tag holds \(old)"
+        case .oldOrEmpty: return "the tag holds \(old) or an empty message"
+        case .empty: return "the tag holds an empty message"
+        case .emptyOrNew: return "the tag holds an empty message or \(new)"
+        case .new: return "the tag holds \(new), but reading it back did not finish"
+        case .unknown: return "the tag reads back something other than what it acknowledged"
+        }
+    }
+}
+
 /// Runs a command body, turning every error into one line on stderr and an exit code.
 func reportingFailures(_ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let failure as Failure {
-        Terminal.error(failure.message)
-        throw ExitCode(failure.status.rawValue)
-    } catch let error as TransmitError {
-        let status: ExitStatus
-        switch error {
-        case .refusedSelect: status = .refused
-        case .extendedLengthUnsupported: status = .usage
-        case .getResponseLimit, .malformedResponse: status = .ioError
-        }
-        Terminal.error(error.description)
-        throw ExitCode(status.rawValue)
-    } catch let error as PCSCError {
-        Terminal.error(error.failure.message)
-        throw ExitCode(error.failure.status.rawValue)
     } catch let error as ExitCode {
         throw error
     } catch let error as ValidationError {
         throw error
     } catch {
-        Terminal.error("\(error)")
-        throw ExitCode(ExitStatus.ioError.rawValue)
+        let failure = Failure(error)
+        Terminal.error(failure.message)
+        if case ReaderError.busy = error {
+            // Not exit(): a thread of ours is blocked inside pcsclite, whose locks an orderly
+            // exit could wait on. Nothing was sent to the card.
+            _exit(failure.status.rawValue)
+        }
+        throw ExitCode(failure.status.rawValue)
     }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import ISO7816
+import NFCTags
+import PCSC
+import TagReader
+
+extension ReaderOptions {
+    /// Chooses the reader, connects and detects the tag (`TagTransaction.run`) and runs `body`.
+    func withTag<T>(trace: TraceOptions, tolerant: Bool = false, _ body: (TagTransaction) throws -> T) throws -> T {
+        try TagTransaction.run(reader: requestedReader, wait: waitDuration, observer: trace.observer, tolerant: tolerant, body)
+    }
+
+    /// Chooses the reader and connects to its card, for the commands that send their own APDUs;
+    /// with `transaction`, `body` runs inside one. Another program's
+    /// transaction is waited out until --wait, and at least two seconds. Disconnects afterwards.
+    func withCard<T>(transaction: Bool, _ body: (_ reader: String, _ card: Card) throws -> T) throws -> T {
+        let selection = try ReaderSelection()
+        let reader = try selection.chooseCard(requestedReader, wait: waitDuration).reader
+        let card = try selection.connect(reader, until: .now + max(waitDuration ?? .zero, ReaderSelection.defaultPatience), transaction: transaction)
+        defer { try? card.disconnect() }
+        guard transaction else { return try body(reader, card) }
+        let result: T
+        do { result = try body(reader, card) } catch {
+            try? card.endTransaction()
+            throw error
+        }
+        try card.endTransaction()
+        return result
+    }
+}
+
+/// What the ndef commands print about a tag, taken inside its transaction (where finding the
+/// chip may still cost a READ).
+struct TagView {
+    var reader: String
+    var json: JSON
+    /// "Type 4 tag, mapping 2.0" / "Type 2 tag (NTAG213), mapping 1.0, UID …".
+    var description: String
+    var status: NDEFStatus
+    var capacity: Int
+
+    init(_ transaction: TagTransaction) {
+        let tag = transaction.tag
+        reader = transaction.reader
+        status = tag.status
+        capacity = tag.capacity
+        var m: [(String, JSON)] = [("kind", .string(tag.kind)), ("uid", tag.uid.map { .hex($0) } ?? .null), ("version", .string(tag.mappingVersion))]
+        if let t2 = tag as? Type2Tag {
+            m.append(("chip", .string(t2.chip.name)))
+            m.append(("chipEvidence", .string(t2.chip.evidence)))
+            description = "Type 2 tag (\(t2.chip.name)), mapping \(t2.mappingVersion)" + (t2.uid.map { ", UID \($0.hexString)" } ?? "")
+        } else {
+            description = "Type 4 tag, mapping \(tag.mappingVersion)"
+        }
+        json = .object(m)
+    }
+}
+
+/// Reads a message file: raw bytes, or hex text.
+func readMessageFile(_ path: String, option: String) throws -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw Failure(.usage, "\(option): cannot read '\(Terminal.safe(path))'")
+    }
+    return rawOrHex(data)
+}
+
+/// File or pipe contents as bytes: hex text (with separators) is decoded, anything else is raw.
+func rawOrHex(_ data: Data) -> [UInt8] {
+    let bytes = [UInt8](data)
+    // Hex text may come with a UTF-8 byte order mark and CRLF line ends (Windows editors).
+    let text = TextInput.droppingByteOrderMark(bytes)
+    if !text.isEmpty, text.allSatisfy({ Hex.isHexOrSeparator($0) }), let decoded = try? Hex.decode(String(decoding: text, as: UTF8.self)) {
+        return decoded
+    }
+    return bytes
+}
