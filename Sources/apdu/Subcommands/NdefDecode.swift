@@ -61,9 +61,9 @@ extension APDUCommand {
                     return
                 }
                 Terminal.print("NDEF message: \(message.records.count) record\(message.records.count == 1 ? "" : "s"), \(bytes.count) bytes")
-                for line in NDEFRender.lines(message, strict: !relaxed) { Terminal.print(line) }
+                for line in message.displayLines(strict: !relaxed) { Terminal.print(line) }
                 for s in skipped { Terminal.print("skipped: \(Terminal.safe(s.description))") }
-                Terminal.print(NDEFRender.verdictLine(verdict))
+                Terminal.print(verdict.displayLine)
             }
         }
     }

@@ -61,8 +61,8 @@ func render(_ view: TagView, message: [UInt8], output: OutputOptions) throws {
         Terminal.print("\(Terminal.safe(view.reader)): \(view.description), \(view.status.rawValue), \(message.count) of \(view.capacity) bytes used")
         if message.isEmpty { Terminal.print("(empty: no NDEF message)") }
         if let decoded {
-            for line in NDEFRender.lines(decoded, strict: true) { Terminal.print(line) }
-            Terminal.print(NDEFRender.verdictLine(BackgroundReadingVerdict(message: decoded)))
+            for line in decoded.displayLines(strict: true) { Terminal.print(line) }
+            Terminal.print(BackgroundReadingVerdict(message: decoded).displayLine)
         }
     }
     if let decodeError {

@@ -70,8 +70,8 @@ extension APDUCommand {
                     } else {
                         Terminal.print("ndef  \(Terminal.safe(reader))  \(message.count) bytes")
                         if let decoded {
-                            for line in NDEFRender.lines(decoded, strict: true) { Terminal.print("  " + line) }
-                            Terminal.print("  " + NDEFRender.verdictLine(BackgroundReadingVerdict(message: decoded)))
+                            for line in decoded.displayLines(strict: true) { Terminal.print("  " + line) }
+                            Terminal.print("  " + BackgroundReadingVerdict(message: decoded).displayLine)
                         }
                         if let decodeError { Terminal.print("  malformed: \(Terminal.safe(decodeError.description))") }
                     }

@@ -46,39 +46,4 @@ enum NDEFRender {
     static func verdictJSON(_ v: BackgroundReadingVerdict) -> JSON {
         .object([("eligible", .bool(v.eligible)), ("uri", .optional(v.uri)), ("reason", .string(v.reason))])
     }
-
-    /// Lines for people, every piece of tag text made terminal-safe.
-    static func lines(_ message: NDEFMessage, strict: Bool, indent: String = "") -> [String] {
-        var out: [String] = []
-        for (i, record) in message.records.enumerated() {
-            let prefix = "\(indent)[\(i)] "
-            let idNote = record.id.isEmpty ? "" : "  id \"\(Terminal.safe(String(decoding: record.id, as: UTF8.self)))\""
-            let content: RecordContent
-            do { content = try record.content(strict: strict) } catch {
-                out.append(prefix + "\(record.tnf) \"\(Terminal.safe(record.typeString))\"  INVALID: \(error)")
-                continue
-            }
-            switch content {
-            case let .uri(u): out.append(prefix + "URI  \(Terminal.safe(u))" + idNote)
-            case let .text(t, language, encoding): out.append(prefix + "Text (\(Terminal.safe(language)), \(encoding.rawValue))  \"\(Terminal.safe(t))\"" + idNote)
-            case let .smartPoster(p):
-                out.append(prefix + "Smart Poster  \(Terminal.safe(p.uri ?? "(no URI)"))" + idNote)
-                out += lines(NDEFMessage(records: p.records), strict: strict, indent: indent + "    ")
-            case let .mime(type, text):
-                let body = text.map { "  \"\(Terminal.safe(String($0.prefix(200))))\"\($0.count > 200 ? "…" : "")" } ?? "  \(record.payload.count) bytes"
-                out.append(prefix + "MIME \(Terminal.safe(type))" + body + idNote)
-            case let .absoluteURI(u): out.append(prefix + "Absolute URI  \(Terminal.safe(u))" + idNote)
-            case let .androidApplication(package): out.append(prefix + "Android app  \(Terminal.safe(package))" + idNote)
-            case let .external(type): out.append(prefix + "External \(Terminal.safe(type))  \(Hex.encode(record.payload.prefix(32), separator: " "))" + idNote)
-            case .empty: out.append(prefix + "Empty")
-            case .other:
-                out.append(prefix + "\(record.tnf) \"\(Terminal.safe(record.typeString))\"  \(record.payload.count) bytes: \(Hex.encode(record.payload.prefix(32), separator: " "))" + idNote)
-            }
-        }
-        return out
-    }
-
-    static func verdictLine(_ v: BackgroundReadingVerdict) -> String {
-        "iPhone background reading: " + (v.eligible ? "yes" : "no") + " — " + Terminal.safe(v.reason)
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NDEF
 
 /// Output for people, safe for any bytes a card sends.
 enum Terminal {
@@ -20,23 +21,7 @@ enum Terminal {
 
     /// Text with every control character (C0, DEL, C1) and bidi/format control shown as an
     /// escape, so nothing from a card can move the cursor, recolour or retitle a terminal.
-    static func safe(_ text: String) -> String {
-        var out = ""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0A: out += "\\n"
-            case 0x09: out += "\\t"
-            case 0x0D: out += "\\r"
-            case 0x5C: out += "\\\\"
-            case 0x00..<0x20, 0x7F..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF:
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func safe(_ text: String) -> String { TerminalText.escaping(text) }
 
     /// A word a POSIX shell reads back as itself: bare when it is plain, else in single quotes
     /// (control characters escaped by `safe` first, so the line stays printable).
