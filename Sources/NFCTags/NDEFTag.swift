@@ -35,7 +35,10 @@ extension Type4Tag: NDEFTag {
 /// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag; another
 /// storage card (MIFARE Classic, a memory card) has no NDEF procedure here; anything else may
 /// carry the Type 4 NDEF application and is asked for it with SELECT.
-/// - Parameter tolerant: a Type 2 tag whose TLV area does not parse is still returned (to restore it).
+/// - Parameters:
+///   - transport: the channel to the card, with its transmission policy.
+///   - atr: the card's answer to reset.
+///   - tolerant: a Type 2 tag whose TLV area does not parse is still returned (to restore it).
 /// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), or the channel's errors.
 public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false) throws -> any NDEFTag {
     if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant) }

@@ -43,7 +43,10 @@ public final class Card: @unchecked Sendable {
     }
 
     /// Re-establishes the connection (`SCardReconnect`), for example after `PCSCError.resetCard`.
-    /// - Parameter initialization: `.leave` to just resync, `.reset` (warm reset) or `.unpower` (cold).
+    /// - Parameters:
+    ///   - share: the sharing mode to ask for.
+    ///   - protocols: the protocols acceptable.
+    ///   - initialization: `.leave` to just resync, `.reset` (warm reset) or `.unpower` (cold).
     public func reconnect(
         share: ShareMode = .shared, protocols: Protocols = .any, initialization: Disposition = .leave
     ) throws(PCSCError) {

@@ -72,7 +72,9 @@ public final class Context: @unchecked Sendable {
     ///
     /// pcsclite refuses more than 16 entries (`SCARD_E_INVALID_PARAMETER`), its reader limit.
     ///
-    /// - Parameter timeout: `nil` waits forever (until `cancel()`); `.zero` polls.
+    /// - Parameters:
+    ///   - states: the readers to watch, with what the caller last saw of each; updated in place.
+    ///   - timeout: `nil` waits forever (until `cancel()`); `.zero` polls.
     /// - Returns: `false` when the timeout expired with no change.
     @discardableResult
     public func statusChange(_ states: inout [ReaderState], timeout: Duration? = nil) throws(PCSCError) -> Bool {
