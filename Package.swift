@@ -47,6 +47,9 @@ let package = Package(
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
+        .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
+        // Only public API, as a program that adds the package sees it: no @testable import.
+        .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,142 @@
+// What a Swift program that adds our package can do, through a real pcscd with vpcd virtual
+// readers: only public API here (no @testable), as an app would use it.
+import ISO7816
+import NDEF
+import NFCTags
+import TagReader
+import Testing
+import TestSupport
+import VirtualCard
+
+private func type4Tag(message: [UInt8] = []) -> (ApplicationHost, Type4TagModel) {
+    let model = Type4TagModel(configuration: Type4TagModel.Configuration(), message: message)
+    return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [model], uid: [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66]), model)
+}
+
+@Suite("public API: sessions and tags through pcscd")
+struct PublicAPITests {
+    let hello = NDEFMessage(records: [.uri("https://example.com/hello")])
+
+    @Test("a Type 2 tag (NTAG213): query, write, read back, lock, and the lock holds")
+    func type2ReadWriteLock() async throws {
+        let model = Type2TagModel(chip: .ntag213)
+        try await withInsertedCard(model) { inserted in
+            let backups = MemoryBackupStore()
+            let session = TagReaderSession(reader: inserted.reader, backups: backups)
+            let tag = try await session.firstTag(timeout: .seconds(10))
+            guard case let .miFare(mifare) = tag else { Issue.record("an NTAG213 is delivered as .miFare"); return }
+            #expect(mifare.mifareFamily == .ultralight)
+            #expect(try await mifare.identifier() == model.uid)
+
+            let (status, capacity) = try await tag.ndef.queryNDEFStatus()
+            #expect(status == .readWrite)
+            // NTAG213 as shipped: the 144-byte data area minus its lock control TLV (5 bytes) and
+            // the NDEF TLV's own 2-byte header.
+            #expect(capacity == 137)
+
+            let receipt = try await tag.ndef.writeNDEF(hello)
+            #expect(receipt.written == (try hello.encoded()).count)
+            #expect(try await tag.ndef.readNDEF() == hello)
+            // The old (empty) message went to the store before the tag changed.
+            #expect(backups.backups.count == 1)
+            #expect(backups.backups.first?.message == [])
+
+            let lock = try await tag.ndef.writeLock()
+            #expect(!lock.done.isEmpty)
+            #expect(try await tag.ndef.queryNDEFStatus().status == .readOnly)
+            await #expect(throws: TagError.self) { try await tag.ndef.writeNDEF(NDEFMessage(records: [.uri("https://example.com/other")])) }
+            #expect(try await tag.ndef.readNDEF() == hello)
+            await #expect(throws: TagError.self) { try await tag.ndef.writeLock() }
+        }
+    }
+
+    @Test("a Type 4 tag: write, read back, restore the backup, lock")
+    func type4WriteRestoreLock() async throws {
+        let old = NDEFMessage(records: [.uri("https://example.com/old")])
+        let (host, _) = type4Tag(message: try old.encoded())
+        try await withInsertedCard(host) { inserted in
+            let backups = MemoryBackupStore()
+            let tag = try await TagReaderSession(reader: inserted.reader, backups: backups).firstTag(timeout: .seconds(10))
+            guard case let .iso7816(iso) = tag else { Issue.record("a Type 4 tag is delivered as .iso7816"); return }
+            #expect(try await iso.readNDEF() == old)
+            try await iso.writeNDEF(hello)
+            #expect(try await iso.readNDEF() == hello)
+            let backup = try #require(backups.backups.first)
+            #expect(backup.message == (try old.encoded()))
+            try await iso.restore(backup)
+            #expect(try await iso.readNDEF() == old)
+            try await iso.writeLock()
+            #expect(try await iso.queryNDEFStatus().status == .readOnly)
+        }
+    }
+
+    @Test("sendCommand: GET RESPONSE handled, a SELECT outside selectIdentifiers never reaches the card")
+    func iso7816Allowlist() async throws {
+        var behaviour = HostBehaviour()
+        behaviour.usesGetResponse = true
+        let host = ApplicationHost(applications: [DemoApplication()], behaviour: behaviour)
+        try await withInsertedCard(host) { inserted in
+            let policy = SelectPolicy(entries: [.init(aid: DemoApplication.defaultAID)])
+            let sent = Locked<[Exchange]>([])
+            let session = TagReaderSession(reader: inserted.reader, selectIdentifiers: policy, observer: { e in sent.withLock { $0.append(e) } })
+            let tag = try await session.firstTag(timeout: .seconds(10))
+            guard case let .iso7816(card) = tag else { Issue.record("a smart card is delivered as .iso7816"); return }
+            #expect(try await card.queryNDEFStatus().status == .notSupported)
+            let select = try await card.sendCommand(.select(aid: DemoApplication.defaultAID))
+            #expect(select.statusWord == .success)
+            let data = try await card.sendCommand(CommandAPDU(cla: 0x00, ins: 0xCA, p1: 0x5F, p2: 0x50, ne: 256))
+            #expect(data.data == Array("SN-0001".utf8))
+            // The card answered 61xx: the observer saw the GET RESPONSE round.
+            #expect(sent.withLock { $0.contains { $0.purpose == .getResponse } })
+            let before = sent.withLock { $0.count }
+            await #expect(throws: TransmitError.refusedSelect(aid: [0xA0, 0x00, 0x00, 0x00, 0x03])) {
+                try await card.sendCommand(.select(aid: [0xA0, 0x00, 0x00, 0x00, 0x03]))
+            }
+            #expect(sent.withLock { $0.count } == before)
+        }
+    }
+
+    @Test("events: a card inserted and removed, seen through the AsyncSequence")
+    func events() async throws {
+        try await withEmptySlot { slot in
+            let session = TagReaderSession(reader: slot.reader)
+            var iterator = session.events().makeAsyncIterator()
+            #expect(try await iterator.next() == .readerAdded(slot.reader))
+            let client = VPCDClient(port: slot.port, card: ApplicationHost(applications: []))
+            client.start()
+            let inserted = try await iterator.next()
+            #expect(inserted == .cardInserted(reader: slot.reader, atr: ApplicationHost.defaultATR)
+                || inserted == .cardPresent(reader: slot.reader, atr: ApplicationHost.defaultATR))
+            client.stop()
+            #expect(try await iterator.next() == .cardRemoved(reader: slot.reader))
+        }
+    }
+
+    @Test("cancelling a wait for a tag ends it promptly (SCardCancel) and leaves the reader usable")
+    func cancellation() async throws {
+        try await withEmptySlot { slot in
+            let session = TagReaderSession(reader: slot.reader)
+            let waiting = Task { try await session.firstTag() }
+            try await Task.sleep(for: .milliseconds(300))
+            let start = ContinuousClock.now
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            #expect(ContinuousClock.now - start < .seconds(2))
+            // The reader is clean: the next tag presented is delivered.
+            let client = VPCDClient(port: slot.port, card: Type2TagModel(chip: .ntag213))
+            client.start()
+            defer { client.stop() }
+            let tag = try await session.firstTag(timeout: .seconds(10))
+            #expect(try await tag.ndef.queryNDEFStatus().status == .readWrite)
+        }
+    }
+
+    @Test("firstTag with a timeout and no card: ReaderError.noCardWithin")
+    func timeout() async throws {
+        try await withEmptySlot { slot in
+            await #expect(throws: ReaderError.noCardWithin(.milliseconds(300), reader: slot.reader)) {
+                try await TagReaderSession(reader: slot.reader).firstTag(timeout: .milliseconds(300))
+            }
+        }
+    }
+}
