@@ -38,7 +38,7 @@ let package = Package(
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.
-        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags"]),
+        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "TagReader"]),
         // Virtual-reader helpers shared by the integration and CLI tests; not a product.
         .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),

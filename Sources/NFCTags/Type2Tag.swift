@@ -809,6 +809,12 @@ public struct Type2PageMap: Sendable {
     public var rows: [Row]
     /// Pages of the chip past 255 that were not read: storage READ BINARY cannot address them.
     public var unreachable: ClosedRange<Int>?
+
+    /// Pages 0-3 (UID, lock bytes, CC) could not be read: the reader or tag answers wrongly.
+    public struct HeaderUnreadable: Error, CustomStringConvertible {
+        public var reason: TagError
+        public var description: String { "cannot read pages 0-3: \(reason.message)" }
+    }
 }
 
 extension Type2Tag {
@@ -816,14 +822,18 @@ extension Type2Tag {
     /// roles. Where the evidence names the chip, its datasheet says where the lock and
     /// configuration pages really are (NTAG215/216 keep user pages past the CC's data area).
     /// Run it inside one transaction, so the pages come from one moment of the tag.
-    /// - Throws: `TagError` `.notNDEF` for a card not of the Ultralight family, `.readFailed`.
+    /// - Throws: `TagError` `.notNDEF` for a card not of the Ultralight family, `.readFailed`;
+    ///   `Type2PageMap.HeaderUnreadable` when pages 0-3 cannot be read.
     public static func pageMap(_ transport: APDUTransport, atr: [UInt8], pages: ClosedRange<Int>?) throws -> Type2PageMap {
         guard isType2(atr: atr) else {
             throw TagError(.notNDEF, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
         }
         let raw = Type2Tag(transport: transport, uid: nil)
-        let head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 }
-        guard head.count == 16 else { throw TagError(.readFailed, "cannot read pages 0-3: the tag refused") }
+        let head: [UInt8]
+        do { head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError {
+            throw Type2PageMap.HeaderUnreadable(reason: e)
+        }
+        guard head.count == 16 else { throw Type2PageMap.HeaderUnreadable(reason: TagError(.readFailed, "the tag refused")) }
         let dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
         let chip = (try? detect(transport, atr: atr, tolerant: true))?.chip.chip
         let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)

@@ -42,7 +42,9 @@ public protocol NFCISO7816Tag: NFCNDEFTag {
     var historicalBytes: [UInt8] { get }
     /// Sends one command, with GET RESPONSE (61xx), a wrong Le (6Cxx) and chaining handled, and
     /// returns the card's whole answer. A SELECT outside the session's `selectIdentifiers`
-    /// throws `TransmitError.refusedSelect` without reaching the card.
+    /// throws `TransmitError.refusedSelect` without reaching the card. Commands are not held
+    /// in a transaction (as with pyscard); use `ISO7816Tag.transaction(_:)` for sequences that
+    /// must not be interleaved with another program's.
     func sendCommand(_ apdu: CommandAPDU) async throws -> ResponseAPDU
 }
 
@@ -173,9 +175,20 @@ public final class ISO7816Tag: NFCISO7816Tag {
         if let policy = session.selectIdentifiers, let aid = policy.refusal(for: apdu) { throw TransmitError.refusedSelect(aid: aid) }
         let observer = session.observer
         return try await connection.perform { card in
+            try APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: observer).send(apdu)
+        }
+    }
+
+    /// Runs `body` inside one PC/SC transaction, so no other program's command lands between its
+    /// commands (a SELECT and what depends on it, a VERIFY and the command it unlocks). `body`
+    /// runs on the tag's own thread; send with the transport it is given (the session's
+    /// `selectIdentifiers` apply).
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (APDUTransport) throws -> T) async throws -> T {
+        let session = connection.session
+        let observer = session.observer
+        return try await connection.perform { card in
             let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: observer)
-            // One transaction per logical command: its GET RESPONSE rounds are not interleaved.
-            return try card.withTransaction { try transport.send(apdu) }
+            return try card.withTransaction { try body(transport) }
         }
     }
 

@@ -3,6 +3,7 @@ import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import Synchronization
 
 /// A connected, detected NFC Forum tag inside one PC/SC transaction: the engine under the
 /// `apdu ndef-*` commands and under `NFCTag`'s async methods.
@@ -206,5 +207,55 @@ extension TagTransaction {
         } catch let e as NDEFError {
             return TagInspection(messageError: "the message does not parse: \(e)", locks: locks, canMakeReadOnly: canLock)
         }
+    }
+}
+
+extension TagTransaction {
+    /// Runs `body` on the tag in every reader that has one now, all in parallel: one thread and
+    /// PC/SC context each (a context's calls are serialised by pcsclite), each tag in its own
+    /// transaction. Returns each reader's result, in pcscd's reader order.
+    ///
+    /// Three phases, because pcsclite's handle lists make connects, card calls and disconnects
+    /// take turns (see `PCSC`'s handle-table lock): all threads connect at once, then all work at
+    /// once, then the connections end, one by one, after all are done.
+    /// - Throws: `ReaderError.noCard` when no reader has a card; `PCSCError`.
+    public static func runOnEveryReader<T: Sendable>(observer: (@Sendable (Exchange) -> Void)? = nil,
+                                                     _ body: @escaping @Sendable (TagTransaction) throws -> T) throws -> [(reader: String, result: Result<T, any Error>)] {
+        let context = try Context()
+        let names = try context.readers()
+        var states = names.map { ReaderState(reader: $0) }
+        if !states.isEmpty { try context.statusChange(&states, timeout: .zero) }
+        let targets = states.filter { $0.eventState.hasUsableCard }
+        guard !targets.isEmpty else { throw ReaderError.noCard(reader: nil) }
+        let results = Mutex([String: Result<T, any Error>]())
+        let connections = Mutex([Card]())
+        defer { for card in connections.withLock({ $0 }) { try? card.disconnect() } }
+        let done = DispatchSemaphore(value: 0)
+        let connected = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        for target in targets {
+            connected.enter()
+            Thread {
+                defer { done.signal() }
+                let result: Result<T, any Error>
+                do {
+                    let card: Card
+                    do {
+                        defer { connected.leave(); go.wait() }
+                        card = try Context().connect(reader: target.reader)
+                    }
+                    connections.withLock { $0.append(card) }
+                    result = .success(try run(card: card, atr: target.atr, observer: observer, body))
+                } catch {
+                    result = .failure(error)
+                }
+                results.withLock { $0[target.reader] = result }
+            }.start()
+        }
+        connected.wait()
+        for _ in targets { go.signal() }
+        for _ in targets { done.wait() }
+        let all = results.withLock { $0 }
+        return targets.map { ($0.reader, all[$0.reader]!) }
     }
 }

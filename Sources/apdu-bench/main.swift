@@ -1,9 +1,10 @@
-// The Swift side of Scripts/bench transmit: the same loop as Scripts/bench-src/transmit.c,
-// through PCSC.Card.transmit. Prints "median_us mean_us".
+// The Swift side of Scripts/bench: the same loops as Scripts/bench-src/*.c and the Python
+// baselines, through the library.
 import ISO7816
 import NDEF
 import NFCTags
 import PCSC
+import TagReader
 
 #if canImport(Glibc)
 import Glibc
@@ -52,21 +53,13 @@ func benchNDEF(path: String, seconds: Double) -> Never {
     exit(0)
 }
 
-/// A bare PC/SC channel, as the CLI's: no tracing, extended length allowed.
-final class BenchChannel: CardChannel {
-    let card: Card
-    let supportsExtendedLength = true
-    init(card: Card) { self.card = card }
-    func transmit(_ command: [UInt8]) throws -> [UInt8] { try card.transmit(command) }
-}
-
 /// `apdu-bench type4 READER ROUNDS`: reads the tag's NDEF message ROUNDS times (detection
 /// included) and measures the round trip of one READ BINARY of MLe bytes. Prints
 /// "apdus nlen mle read_median_us rtt_median_us".
 func benchType4(reader: String, rounds: Int) throws -> Never {
     let card = try Context().connect(reader: reader)
     var count = 0
-    let transport = APDUTransport(channel: BenchChannel(card: card)) { _ in count += 1 }
+    let transport = APDUTransport(channel: PCSCChannel(card: card)) { _ in count += 1 }
     var times: [Double] = []
     var nlen = 0
     var mle = 0
@@ -158,7 +151,7 @@ if arguments.count == 5, arguments[1] == "soak", let n = Int(arguments[3]), let 
 func benchType2(reader: String) throws -> Never {
     let card = try Context().connect(reader: reader)
     var reads = 0
-    let transport = APDUTransport(channel: BenchChannel(card: card)) { e in if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 } }
+    let transport = APDUTransport(channel: PCSCChannel(card: card)) { e in if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 } }
     let tag = try Type2Tag.detect(transport, atr: (try? card.status().atr) ?? [])
     let message = try tag.readNDEF()
     print("\(reads) \(tag.capabilityContainer.dataAreaSize) \(message.count)")
@@ -171,7 +164,7 @@ func benchType2Write(reader: String, bytes: Int) throws -> Never {
     let card = try Context().connect(reader: reader)
     var reads = 0, updates = 0
     var written = Set<UInt8>()
-    let transport = APDUTransport(channel: BenchChannel(card: card)) { e in
+    let transport = APDUTransport(channel: PCSCChannel(card: card)) { e in
         if e.command.count > 1 && e.command[1] == 0xB0 { reads += 1 }
         if e.command.count > 3 && e.command[1] == 0xD6 { updates += 1; written.insert(e.command[3]) }
     }
@@ -199,23 +192,50 @@ if arguments.count == 4, arguments[1] == "type4", let rounds = Int(arguments[3])
 if arguments.count == 4, arguments[1] == "ndef", let seconds = Double(arguments[3]) {
     benchNDEF(path: arguments[2], seconds: seconds)
 }
-guard arguments.count == 4, arguments[1] == "transmit", let n = Int(arguments[3]), n > 0 else {
-    print("usage: apdu-bench transmit READER N | apdu-bench ndef FILE SECONDS")
+/// `apdu-bench transmit READER N [card|transport|async]`: N ECHO APDUs through
+/// `PCSC.Card.transmit` (card), through the library's `APDUTransport` over `PCSCChannel`, the
+/// engine under TagReader (transport), or through `ISO7816Tag.sendCommand`, awaited one by one
+/// (async). Prints "median_us mean_us".
+let mode = arguments.count == 5 ? arguments[4] : "card"
+guard (4...5).contains(arguments.count), arguments[1] == "transmit", let n = Int(arguments[3]), n > 0,
+      ["card", "transport", "async"].contains(mode) else {
+    print("usage: apdu-bench transmit READER N [card|transport|async] | apdu-bench ndef FILE SECONDS")
     exit(64)
 }
 do {
-    let card = try Context().connect(reader: arguments[2])
-    let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x06, 0xF0, 0x61, 0x70, 0x64, 0x75, 0x01, 0x00]
-    let echo: [UInt8] = [0x00, 0xEE, 0x00, 0x00, 0x02, 0xCA, 0xFE]
-    _ = try card.transmit(select)
+    let reader = arguments[2]
+    let select = CommandAPDU.select(aid: [0xF0, 0x61, 0x70, 0x64, 0x75, 0x01])
+    let echo = CommandAPDU(cla: 0x00, ins: 0xEE, p1: 0, p2: 0, data: [0xCA, 0xFE])
     var times = [Double](repeating: 0, count: n)
     var total = 0.0
-    for i in 0..<n {
-        let start = nowMicroseconds()
-        let answer = try card.transmit(echo)
+    func record(_ i: Int, since start: Double, answer: Int) {
         times[i] = nowMicroseconds() - start
         total += times[i]
-        if answer.count != 4 { print("transmit failed at \(i)"); exit(74) }
+        if answer != 4 { print("transmit failed at \(i)"); exit(74) }
+    }
+    switch mode {
+    case "card":
+        let card = try Context().connect(reader: reader)
+        _ = try card.transmit(select.bytes)
+        let bytes = echo.bytes
+        for i in 0..<n {
+            let start = nowMicroseconds()
+            record(i, since: start, answer: try card.transmit(bytes).count)
+        }
+    case "transport":
+        let transport = APDUTransport(channel: PCSCChannel(card: try Context().connect(reader: reader)))
+        _ = try transport.send(select)
+        for i in 0..<n {
+            let start = nowMicroseconds()
+            record(i, since: start, answer: try transport.send(echo).bytes.count)
+        }
+    default:
+        guard case let .iso7816(card) = try await TagReaderSession(reader: reader).firstTag(timeout: .seconds(5)) else { exit(74) }
+        _ = try await card.sendCommand(select)
+        for i in 0..<n {
+            let start = nowMicroseconds()
+            record(i, since: start, answer: try await card.sendCommand(echo).bytes.count)
+        }
     }
     times.sort()
     let median = times[n / 2], mean = total / Double(n)

@@ -133,52 +133,14 @@ extension APDUCommand {
             ])
         }
 
-        /// Every reader with a card, written in parallel: one thread and PC/SC context each (a
-        /// context's calls are serialised by pcsclite), starting from the reader states read here.
-        /// Three phases, because pcsclite's handle lists make connects, card calls and disconnects
-        /// take turns (see PCSC.HandleTableLock): all threads connect at once, then all work at
-        /// once, then the connections end here, one by one, after all are done.
+        /// Every reader with a card, written in parallel (`TagTransaction.runOnEveryReader`).
         func writeAll(_ bytes: [UInt8]) throws {
-            let context = try Context()
-            let names = try context.readers()
-            var states = names.map { ReaderState(reader: $0) }
-            if !states.isEmpty { try context.statusChange(&states, timeout: .zero) }
-            let targets = states.filter { $0.eventState.hasUsableCard }
-            guard !targets.isEmpty else { throw Failure(.unavailable, "no reader has a card") }
-            let results = Locked([String: Result<Outcome, Failure>]())
-            let connections = Locked([Card]())
-            defer { for card in connections.current { try? card.disconnect() } }
-            let done = DispatchSemaphore(value: 0)
-            let connected = DispatchGroup()
-            let go = DispatchSemaphore(value: 0)
-            let threads = targets.map { target in
-                connected.enter()
-                return Thread {
-                    defer { done.signal() }
-                    let r: Result<Outcome, Failure>
-                    do {
-                        let card: Card
-                        do {
-                            defer { connected.leave(); go.wait() }
-                            card = try Context().connect(reader: target.reader)
-                        }
-                        connections.withLock { $0.append(card) }
-                        r = .success(try TagTransaction.run(card: card, atr: target.atr, observer: traceOptions.observer) { t in
-                            try write(.message(bytes), on: t, announceBackup: false)
-                        })
-                    } catch {
-                        r = .failure(Failure(error))
-                    }
-                    results.withLock { $0[target.reader] = r }
-                }
+            let results = try TagTransaction.runOnEveryReader(observer: traceOptions.observer) { t in
+                try write(.message(bytes), on: t, announceBackup: false)
             }
-            threads.forEach { $0.start() }
-            connected.wait()
-            for _ in targets { go.signal() }
-            for _ in targets { done.wait() }
-            var firstFailure: Failure?
-            for reader in targets.map(\.reader) {
-                switch results.current[reader]! {
+            var failures: [Failure] = []
+            for (reader, result) in results {
+                switch result {
                 case let .success(o):
                     if output.json {
                         guard case var .object(m) = json(o) else { continue }
@@ -187,8 +149,9 @@ extension APDUCommand {
                     } else {
                         Terminal.print("\(Terminal.safe(reader)): wrote \(o.written) bytes and read them back; backup \(o.backup ?? "-")")
                     }
-                case let .failure(f):
-                    firstFailure = firstFailure ?? f
+                case let .failure(error):
+                    let f = Failure(error)
+                    failures.append(f)
                     if output.json {
                         Terminal.print(JSON.object([("reader", .string(reader)), ("ok", .bool(false)), ("error", .string(f.message)), ("exitCode", .int(Int(f.status.rawValue)))]).serialized)
                     } else {
@@ -196,8 +159,8 @@ extension APDUCommand {
                     }
                 }
             }
-            if let firstFailure {
-                throw Failure(firstFailure.status, "\(results.current.values.filter { if case .failure = $0 { return true } else { return false } }.count) of \(targets.count) writes failed")
+            if let first = failures.first {
+                throw Failure(first.status, "\(failures.count) of \(results.count) writes failed")
             }
         }
 

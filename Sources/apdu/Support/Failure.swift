@@ -39,6 +39,7 @@ struct Failure: Error, CustomStringConvertible {
         case let e as WriteInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) during the write; \(e.state.words(old: "the previous message", new: "the new message"))")
         case let e as LockInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) while trying to \(e.step)")
         case let e as BackupError: self.init(.ioError, e.message)
+        case let e as Type2PageMap.HeaderUnreadable: self.init(.ioError, e.description)
         case let e as NDEFError: self.init(.badData, "\(e)")
         case let e as TransmitError:
             switch e {

@@ -11,10 +11,10 @@ struct TraceOptions: ParsableArguments {
     var showSecrets = false
 
     /// The observer for an `APDUTransport`, or nil without `--trace`.
-    var observer: ((Exchange) -> Void)? {
+    var observer: (@Sendable (Exchange) -> Void)? {
         guard trace else { return nil }
         let show = showSecrets
-        return { exchange in
+        return { @Sendable exchange in
             let micro = Double(exchange.duration.components.attoseconds) / 1e12 + Double(exchange.duration.components.seconds) * 1e6
             let ms = (micro / 10).rounded() / 100
             let note = exchange.purpose == .command ? "" : " [\(exchange.purpose.rawValue)]"

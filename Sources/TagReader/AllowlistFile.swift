@@ -1,0 +1,44 @@
+import Foundation
+import ISO7816
+
+/// Why an allowlist file cannot be used.
+public struct AllowlistFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+extension SelectPolicy {
+    /// The key of an iOS app's Info.plist (or entitlements) that lists the AIDs it may SELECT.
+    public static let iOSPlistKey = "com.apple.developer.nfc.readersession.iso7816.select-identifiers"
+
+    /// An allowlist from a file: one AID per line (`#` comments, a trailing `*` for a prefix),
+    /// or an iOS Info.plist / .entitlements (XML or binary) with `select-identifiers`, so an
+    /// app's own list can be checked on the desktop. A file that lists no AID is refused: it
+    /// would refuse every SELECT, and is almost surely the wrong file.
+    /// - Parameters:
+    ///   - data: the file's contents (a byte order mark and CRLF line ends are fine).
+    ///   - name: the file's name, for messages.
+    public init(allowlistFile data: Data, name: String) throws(AllowlistFileError) {
+        let head = String(decoding: data.prefix(64), as: UTF8.self)
+        if data.starts(with: Array("bplist".utf8)) || head.contains("<?xml") || head.contains("<plist") {
+            let plist: Any
+            do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
+                throw AllowlistFileError(message: "'\(name)' is not a valid property list")
+            }
+            guard let dict = plist as? [String: Any], let list = dict[Self.iOSPlistKey] else {
+                throw AllowlistFileError(message: "'\(name)' has no \(Self.iOSPlistKey) array")
+            }
+            guard let strings = list as? [String] else {
+                throw AllowlistFileError(message: "\(Self.iOSPlistKey) in '\(name)' is not an array of strings")
+            }
+            do { self.init(entries: try strings.map { try Entry(parsing: $0) }) } catch {
+                throw AllowlistFileError(message: "'\(name)': \(error)")
+            }
+        } else {
+            do { try self.init(list: TextInput.normalized(data)) } catch {
+                throw AllowlistFileError(message: "'\(name)': \(error)")
+            }
+        }
+        guard !entries.isEmpty else { throw AllowlistFileError(message: "'\(name)' lists no AID") }
+    }
+}
