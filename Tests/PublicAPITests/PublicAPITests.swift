@@ -112,6 +112,20 @@ struct PublicAPITests {
         }
     }
 
+    @Test("firstTag with a timeout and no card: ReaderError.noCardWithin")
+    func timeout() async throws {
+        try await withEmptySlot { slot in
+            await #expect(throws: ReaderError.noCardWithin(.milliseconds(300), reader: slot.reader)) {
+                try await TagReaderSession(reader: slot.reader).firstTag(timeout: .milliseconds(300))
+            }
+        }
+    }
+}
+
+/// Timing claims, measured where no other test competes for the two cores and the cooperative
+/// pool: Scripts/test runs suites whose names end in ExclusiveTests one at a time.
+@Suite("public API, alone: cancellation", .serialized, .enabled(if: PCSCDControl.isExclusive, "timing: Scripts/test runs it in the exclusive phase"))
+struct PublicAPIExclusiveTests {
     @Test("cancelling a wait for a tag ends it promptly (SCardCancel) and leaves the reader usable")
     func cancellation() async throws {
         try await withEmptySlot { slot in
@@ -128,15 +142,6 @@ struct PublicAPITests {
             defer { client.stop() }
             let tag = try await session.firstTag(timeout: .seconds(10))
             #expect(try await tag.ndef.queryNDEFStatus().status == .readWrite)
-        }
-    }
-
-    @Test("firstTag with a timeout and no card: ReaderError.noCardWithin")
-    func timeout() async throws {
-        try await withEmptySlot { slot in
-            await #expect(throws: ReaderError.noCardWithin(.milliseconds(300), reader: slot.reader)) {
-                try await TagReaderSession(reader: slot.reader).firstTag(timeout: .milliseconds(300))
-            }
         }
     }
 }

@@ -124,7 +124,12 @@ struct TagReaderTests {
             #expect(inspection.locks?.isFullyLocked == true)
         }
     }
+}
 
+/// Restarts pcscd, or measures time: Scripts/test runs these alone, in the exclusive phase (the
+/// name ends in ExclusiveTests).
+@Suite("TagReader exclusive: pcscd restarts", .serialized, .enabled(if: PCSCDControl.isExclusive, "needs its own pcscd: Scripts/test runs it in the exclusive phase"))
+struct TagReaderExclusiveTests {
     @Test("ReaderMonitor: cancel() from another thread ends run promptly")
     func monitorCancel() async throws {
         let monitor = ReaderMonitor()
@@ -141,11 +146,7 @@ struct TagReaderTests {
         let end = try #require(ended.withLock { $0 })
         #expect(end - cancelled < .seconds(1.5))
     }
-}
 
-/// Restarts pcscd: Scripts/test runs it in the exclusive phase (its name ends in ExclusiveTests).
-@Suite("TagReader exclusive: pcscd restarts", .serialized, .enabled(if: PCSCDControl.isExclusive, "needs its own pcscd: Scripts/test runs it in the exclusive phase"))
-struct TagReaderExclusiveTests {
     @Test("events() outlives a pcscd restart: serviceDown, serviceUp, then the next card")
     func eventsSurviveRestart() async throws {
         let slot = try await ReaderSlots.shared.acquire()

@@ -1,0 +1,26 @@
+/// Which commands carry a secret, and how to show them without it: for traces, recordings and
+/// logs of what was sent.
+public enum Redaction {
+    /// VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER (ISO 7816-4 §11.5.6-§11.5.10), with
+    /// the even and odd INS forms: their data field is a PIN, a PUK or a new reference value.
+    public static let secretInstructions: Set<UInt8> = [0x20, 0x21, 0x24, 0x2C]
+
+    /// Whether the command's data field is a secret.
+    public static func isSecret(_ command: [UInt8]) -> Bool {
+        command.count > 5 && secretInstructions.contains(command[1])
+    }
+
+    /// Hex of a command, its data field replaced by `**` per byte when it carries a secret
+    /// (so the length still shows).
+    public static func hex(_ command: [UInt8], showSecrets: Bool = false, separator: String = " ") -> String {
+        guard !showSecrets, isSecret(command), let parsed = try? CommandAPDU(bytes: command) else {
+            return Hex.encode(command, separator: separator)
+        }
+        let headerLength = parsed.isExtended ? 7 : 5
+        let dataEnd = headerLength + parsed.data.count
+        let head = Hex.encode(command.prefix(headerLength), separator: separator)
+        let hidden = Array(repeating: "**", count: parsed.data.count).joined(separator: separator)
+        let tail = command.count > dataEnd ? separator + Hex.encode(command[dataEnd...], separator: separator) : ""
+        return head + separator + hidden + tail
+    }
+}
