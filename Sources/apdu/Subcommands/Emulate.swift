@@ -125,10 +125,8 @@ extension APDUCommand {
                     let message = try ndef.map { try readMessageFile($0, option: "--ndef") } ?? []
                     let tag = Type4TagModel(configuration: c, message: message)
                     if save, let path = ndef {
-                        let lf = c.extendedFile ? 4 : 2
-                        tag.onChange = { file in
-                            let n = file.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
-                            try? Data(file[lf..<min(file.count, lf + n)]).write(to: URL(fileURLWithPath: path), options: .atomic)
+                        tag.onChange = { [unowned tag] _ in
+                            try? Data(tag.message).write(to: URL(fileURLWithPath: path), options: .atomic)
                         }
                     }
                     var behaviour = HostBehaviour()
