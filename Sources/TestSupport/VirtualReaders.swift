@@ -157,5 +157,7 @@ public func withInsertedCards<R: Sendable>(
 public func withEmptySlot<R: Sendable>(_ body: (ReaderSlot) async throws -> R) async throws -> R {
     let slot = try await ReaderSlots.shared.acquire()
     defer { Task { await ReaderSlots.shared.release(slot) } }
+    // A card an earlier test pulled may not have left pcscd's view yet.
+    try waitForCard(in: slot.reader, present: false)
     return try await body(slot)
 }

@@ -139,7 +139,10 @@ struct PublicAPIExclusiveTests {
             // The reader is clean: the next tag presented is delivered.
             let client = VPCDClient(port: slot.port, card: Type2TagModel(chip: .ntag213))
             client.start()
-            defer { client.stop() }
+            defer {
+                client.stop()
+                try? waitForCard(in: slot.reader, present: false)
+            }
             let tag = try await session.firstTag(timeout: .seconds(10))
             #expect(try await tag.ndef.queryNDEFStatus().status == .readWrite)
         }

@@ -167,7 +167,10 @@ struct TagReaderExclusiveTests {
         #expect(try await events.next() == .readerAdded(slot.reader), "\(seen)")
         let client = VPCDClient(port: slot.port, card: ApplicationHost(applications: []))
         client.start()
-        defer { client.stop() }
+        defer {
+            client.stop()
+            try? waitForCard(in: slot.reader, present: false)
+        }
         let card = try await events.next()
         #expect(card == .cardInserted(reader: slot.reader, atr: ApplicationHost.defaultATR)
             || card == .cardPresent(reader: slot.reader, atr: ApplicationHost.defaultATR), "\(seen)")
