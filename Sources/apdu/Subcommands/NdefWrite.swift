@@ -5,7 +5,6 @@ import NDEF
 import NFCTags
 import PCSC
 import TagReader
-import VirtualCard
 
 extension APDUCommand {
     struct NdefWrite: ParsableCommand {
