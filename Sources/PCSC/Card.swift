@@ -159,6 +159,12 @@ public final class Card: @unchecked Sendable {
     /// other process's command lands between this body's exchanges. The card is left as it is.
     public func withTransaction<R>(_ body: () throws -> R) throws -> R {
         try beginTransaction()
+        return try endingTransaction(body)
+    }
+
+    /// Runs `body` inside the transaction `beginTransaction()` began, then ends it, whether
+    /// `body` returns or throws (for a transaction begun elsewhere, e.g. on another thread).
+    public func endingTransaction<R>(_ body: () throws -> R) throws -> R {
         let result: R
         do {
             result = try body()

@@ -132,51 +132,62 @@ final class TagConnection: @unchecked Sendable {
         }
     }
 
-    func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) {
-        do {
-            return try await ndef { ($0.tag.status, $0.tag.status == .notSupported ? 0 : $0.tag.capacity) }
-        } catch let error as TagError where error.kind == .notNDEF || error.kind == .fileMissing {
-            return (.notSupported, 0)
-        }
-    }
-
-    func readNDEFBytes() async throws -> [UInt8] { try await ndef { try $0.tag.readNDEF() } }
-
-    func readNDEF() async throws -> NDEFMessage {
-        let bytes = try await readNDEFBytes()
-        return bytes.isEmpty ? NDEFMessage(records: []) : try NDEFMessage(decoding: bytes)
-    }
-
-    func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt {
-        let bytes = try message.encoded()
-        let backups = session.backups
-        return try await ndef { try $0.writeNDEF(bytes, backups: backups) }
-    }
-
-    func writeLock() async throws -> LockReceipt { try await ndef { try $0.makeReadOnly() } }
-
-    func restore(_ backup: TagBackup, allowingOtherTag: Bool) async throws -> WriteReceipt {
-        try await ndef(tolerant: true) { try $0.restore(backup, allowingOtherTag: allowingOtherTag) }
+    /// An `APDUTransport` to `card` with the session's allowlist and observer.
+    func transport(_ card: Card) -> APDUTransport {
+        APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: session.observer)
     }
 }
 
-/// A card that speaks ISO 7816-4 APDUs (see `NFCISO7816Tag`).
-public final class ISO7816Tag: NFCISO7816Tag {
+/// What every tag a session delivers shares: its connection, and the NDEF methods, each run in a
+/// transaction of its own on the tag's thread.
+public class ConnectedTag: NFCNDEFTag, @unchecked Sendable {
+    // @unchecked only because the class is not final: its one stored property is Sendable, and
+    // the subclasses (in this module only) add none that are not.
     let connection: TagConnection
     init(_ connection: TagConnection) { self.connection = connection }
 
     public var reader: String { connection.reader }
     public var atr: [UInt8] { connection.atr }
+
+    public func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) {
+        do {
+            return try await connection.ndef { ($0.tag.status, $0.tag.status == .notSupported ? 0 : $0.tag.capacity) }
+        } catch let error as TagError where error.kind == .notNDEF || error.kind == .fileMissing {
+            return (.notSupported, 0)
+        }
+    }
+
+    public func readNDEFBytes() async throws -> [UInt8] { try await connection.ndef { try $0.tag.readNDEF() } }
+
+    public func readNDEF() async throws -> NDEFMessage {
+        let bytes = try await readNDEFBytes()
+        return bytes.isEmpty ? NDEFMessage(records: []) : try NDEFMessage(decoding: bytes)
+    }
+
+    @discardableResult
+    public func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt {
+        let bytes = try message.encoded()
+        let backups = connection.session.backups
+        return try await connection.ndef { try $0.writeNDEF(bytes, backups: backups) }
+    }
+
+    @discardableResult
+    public func writeLock() async throws -> LockReceipt { try await connection.ndef { try $0.makeReadOnly() } }
+
+    @discardableResult
+    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) async throws -> WriteReceipt {
+        try await connection.ndef(tolerant: true) { try $0.restore(backup, allowingOtherTag: allowingOtherTag) }
+    }
+}
+
+/// A card that speaks ISO 7816-4 APDUs (see `NFCISO7816Tag`).
+public final class ISO7816Tag: ConnectedTag, NFCISO7816Tag, @unchecked Sendable {
     public var historicalBytes: [UInt8] { (try? ATR(bytes: atr))?.historicalBytes ?? [] }
 
     public func sendCommand(_ apdu: CommandAPDU) async throws -> ResponseAPDU {
-        let session = connection.session
         // Refused before the command is queued: nothing reaches the card.
-        if let policy = session.selectIdentifiers, let aid = policy.refusal(for: apdu) { throw TransmitError.refusedSelect(aid: aid) }
-        let observer = session.observer
-        return try await connection.perform { card in
-            try APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: observer).send(apdu)
-        }
+        if let policy = connection.session.selectIdentifiers, let aid = policy.refusal(for: apdu) { throw TransmitError.refusedSelect(aid: aid) }
+        return try await connection.perform { [connection] card in try connection.transport(card).send(apdu) }
     }
 
     /// Runs `body` inside one PC/SC transaction, so no other program's command lands between its
@@ -184,35 +195,19 @@ public final class ISO7816Tag: NFCISO7816Tag {
     /// runs on the tag's own thread; send with the transport it is given (the session's
     /// `selectIdentifiers` apply).
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (APDUTransport) throws -> T) async throws -> T {
-        let session = connection.session
-        let observer = session.observer
-        return try await connection.perform { card in
-            let transport = APDUTransport(channel: PCSCChannel(card: card), selectPolicy: session.selectIdentifiers, observer: observer)
-            return try card.withTransaction { try body(transport) }
+        try await connection.perform { [connection] card in
+            try card.withTransaction { try body(connection.transport(card)) }
         }
-    }
-
-    public func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) { try await connection.queryNDEFStatus() }
-    public func readNDEF() async throws -> NDEFMessage { try await connection.readNDEF() }
-    public func readNDEFBytes() async throws -> [UInt8] { try await connection.readNDEFBytes() }
-    @discardableResult public func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt { try await connection.writeNDEF(message) }
-    @discardableResult public func writeLock() async throws -> LockReceipt { try await connection.writeLock() }
-    @discardableResult public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) async throws -> WriteReceipt {
-        try await connection.restore(backup, allowingOtherTag: allowingOtherTag)
     }
 }
 
 /// A PC/SC Part 3 storage card (see `NFCMiFareTag`).
-public final class MiFareTag: NFCMiFareTag {
-    let connection: TagConnection
+public final class MiFareTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
     public let mifareFamily: MiFareFamily
     init(_ connection: TagConnection, family: MiFareFamily) {
-        self.connection = connection
         self.mifareFamily = family
+        super.init(connection)
     }
-
-    public var reader: String { connection.reader }
-    public var atr: [UInt8] { connection.atr }
 
     public func identifier() async throws -> [UInt8] {
         try await connection.perform { card in
@@ -220,14 +215,5 @@ public final class MiFareTag: NFCMiFareTag {
             guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }
             return response.data
         }
-    }
-
-    public func queryNDEFStatus() async throws -> (status: NDEFStatus, capacity: Int) { try await connection.queryNDEFStatus() }
-    public func readNDEF() async throws -> NDEFMessage { try await connection.readNDEF() }
-    public func readNDEFBytes() async throws -> [UInt8] { try await connection.readNDEFBytes() }
-    @discardableResult public func writeNDEF(_ message: NDEFMessage) async throws -> WriteReceipt { try await connection.writeNDEF(message) }
-    @discardableResult public func writeLock() async throws -> LockReceipt { try await connection.writeLock() }
-    @discardableResult public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) async throws -> WriteReceipt {
-        try await connection.restore(backup, allowingOtherTag: allowingOtherTag)
     }
 }

@@ -46,6 +46,28 @@ public struct TagReaderSession: Sendable {
     /// Cards already present come first as `.cardPresent`. pcscd going away shows as
     /// `.serviceDown` (and its readers removed); the sequence goes on and reports `.serviceUp`.
     public func events() -> AsyncThrowingStream<ReaderEvent, any Error> {
+        monitored { $0 }
+    }
+
+    /// Every tag or card presented, as it comes, connected and ready; cards already in a reader
+    /// come first. Nothing is sent to a tag until one of its methods is called.
+    public func tags() -> AsyncThrowingStream<NFCTag, any Error> {
+        monitored { [self] event in
+            switch event {
+            case let .cardPresent(reader, atr), let .cardInserted(reader, atr):
+                // A card gone again, or held exclusively by another program, is skipped.
+                guard let card = try? Context().connect(reader: reader) else { return nil }
+                return NFCTag(session: self, card: card, atr: atr)
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// A `ReaderMonitor` on a thread of its own, its events about other readers than `reader`
+    /// dropped and the rest turned into elements by `element` (nil: skip); cancelled when the
+    /// iterating task stops.
+    private func monitored<Element: Sendable>(_ element: @escaping @Sendable (ReaderEvent) -> Element?) -> AsyncThrowingStream<Element, any Error> {
         let requested = reader
         return AsyncThrowingStream { continuation in
             let monitor = ReaderMonitor()
@@ -54,37 +76,9 @@ public struct TagReaderSession: Sendable {
                 do {
                     try monitor.run { event in
                         if let name = event.reader, let requested, !Self.matches(name, requested) { return true }
-                        if case .terminated = continuation.yield(event) { return false }
+                        guard let value = element(event) else { return true }
+                        if case .terminated = continuation.yield(value) { return false }
                         return true
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }.start()
-        }
-    }
-
-    /// Every tag or card presented, as it comes, connected and ready; cards already in a reader
-    /// come first. Nothing is sent to a tag until one of its methods is called.
-    public func tags() -> AsyncThrowingStream<NFCTag, any Error> {
-        let session = self
-        return AsyncThrowingStream { continuation in
-            let monitor = ReaderMonitor()
-            continuation.onTermination = { _ in monitor.cancel() }
-            Thread {
-                do {
-                    try monitor.run { event in
-                        switch event {
-                        case let .cardPresent(reader, atr), let .cardInserted(reader, atr):
-                            if let requested = session.reader, !Self.matches(reader, requested) { return true }
-                            // A card gone again, or held exclusively by another program, is skipped.
-                            guard let card = try? Context().connect(reader: reader) else { return true }
-                            if case .terminated = continuation.yield(NFCTag(session: session, card: card, atr: atr)) { return false }
-                            return true
-                        default:
-                            return true
-                        }
                     }
                     continuation.finish()
                 } catch {

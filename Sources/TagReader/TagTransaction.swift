@@ -81,18 +81,12 @@ public final class TagTransaction {
     /// Detects and runs `body` on a card whose transaction has begun; ends it.
     private static func inTransaction<T>(card: Card, atr knownATR: [UInt8], observer: ((Exchange) -> Void)?, tolerant: Bool,
                                          _ body: (TagTransaction) throws -> T) throws -> T {
-        let result: T
-        do {
+        try card.endingTransaction {
             let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
             let transport = APDUTransport(channel: PCSCChannel(card: card), observer: observer)
             let tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant)
-            result = try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag))
-        } catch {
-            try? card.endTransaction()
-            throw error
+            return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag))
         }
-        try card.endTransaction()
-        return result
     }
 }
 

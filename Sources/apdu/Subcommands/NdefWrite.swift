@@ -182,8 +182,9 @@ extension APDUCommand {
                     receipt = try t.writeNDEF(bytes, backups: AnnouncedBackups(announce: announceBackup))
                 }
             } catch let e as WriteInterrupted {
-                let hint = e.backup.map { "; restore the previous message with: \(restoreCommand($0))" } ?? ""
-                throw Failure(Failure(e).status, Failure(e).message + hint)
+                var failure = Failure(e)
+                if let backup = e.backup { failure.message += "; restore the previous message with: \(restoreCommand(backup))" }
+                throw failure
             } catch let e as TagError {
                 throw Failure(e.failure.status, e.message + (e.message.hasSuffix("nothing was written") ? "" : "; nothing was written"))
             }

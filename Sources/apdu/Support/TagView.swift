@@ -18,14 +18,7 @@ extension ReaderOptions {
         let reader = try selection.chooseCard(requestedReader, wait: waitDuration).reader
         let card = try selection.connect(reader, until: .now + max(waitDuration ?? .zero, ReaderSelection.defaultPatience), transaction: transaction)
         defer { try? card.disconnect() }
-        guard transaction else { return try body(reader, card) }
-        let result: T
-        do { result = try body(reader, card) } catch {
-            try? card.endTransaction()
-            throw error
-        }
-        try card.endTransaction()
-        return result
+        return transaction ? try card.endingTransaction { try body(reader, card) } : try body(reader, card)
     }
 }
 
