@@ -23,10 +23,16 @@ let package = Package(
             pkgConfig: "libpcsclite",
             providers: [.apt(["libpcsclite-dev"])]
         ),
+        // ECDSA on secp128r1 (NXP originality signatures), which swift-crypto lacks.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "PCSC", dependencies: ["CPCSCLite"]),
         .target(name: "ISO7816"),
         .target(name: "NDEF"),
-        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF"]),
+        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL"]),
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags"]),

@@ -267,6 +267,28 @@ public final class Type2Tag: NDEFTag {
     /// tag needs SECTOR_SELECT, which needs a raw tag-command path.
     public static let addressablePages = 256
     static let addressableBytes = addressablePages * 4
+    /// Pages a native path reaches with SECTOR_SELECT: four sectors of 256 (NTAG I2C has up to 4).
+    public static let nativeReachablePages = 1024
+
+    /// The native command path through this reader (nil: storage pseudo-APDUs only). With it,
+    /// pages are read with FAST_READ (READ where refused), written with WRITE, and pages past
+    /// 255 reached with SECTOR_SELECT.
+    public let commands: TagCommandChannel?
+    /// GET_VERSION's answer, when a native path asked for it and the tag knows the command.
+    public private(set) var version: Type2Version?
+    /// The PACK the tag answered to PWD_AUTH, when a password was given.
+    public private(set) var pack: [UInt8]?
+    /// The sector the tag has selected (a tag starts in sector 0).
+    private var sector = 0
+
+    /// Pages this path can address: 256 through storage pseudo-APDUs, more with SECTOR_SELECT.
+    public var reachablePages: Int { commands == nil ? Self.addressablePages : Self.nativeReachablePages }
+    var reachableBytes: Int { reachablePages * 4 }
+    /// "past page 255 …" for messages: why bytes are out of reach on this path.
+    var reachNote: String {
+        commands == nil ? "past page 255, the last storage READ/UPDATE BINARY can address (they carry the page in one byte; larger tags need SECTOR_SELECT through a reader with a raw tag-command path)"
+            : "past page \(reachablePages - 1), the last this tool reaches with SECTOR_SELECT"
+    }
 
     public var kind: String { "type2" }
     public var mappingVersion: String { capabilityContainer.versionString }
@@ -274,11 +296,11 @@ public final class Type2Tag: NDEFTag {
     public var capacity: Int { tlv.capacity }
     var dataArea: Range<Int> { 16..<(16 + capabilityContainer.dataAreaSize) }
 
-    /// The largest message this reader can reach: the capacity, less what lies past page 255.
+    /// The largest message this reader can reach: the capacity, less what lies out of reach.
     public var reachableCapacity: Int {
         guard let start = tlv.ndefTLVPosition else { return 0 }
-        guard dataArea.upperBound > Self.addressableBytes else { return capacity }
-        return Type2TLVArea.messageCapacity(available: tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes))
+        guard dataArea.upperBound > reachableBytes else { return capacity }
+        return Type2TLVArea.messageCapacity(available: tlv.availableBytes(from: start) - tlv.availableBytes(from: reachableBytes))
     }
 
     /// The largest message the chip's real user memory would hold with a CC that covered it
@@ -299,13 +321,18 @@ public final class Type2Tag: NDEFTag {
     private var identified: (chip: Type2Chip?, name: String, evidence: String)?
 
     func identifyChip() -> (Type2Chip?, String, String) {
+        if let version {
+            if let chip = version.chip { return (chip, chip.name, "GET_VERSION \(version.bytes.hexString)") }
+            // A chip the table does not describe: its name from GET_VERSION, its layout from the CC and TLVs.
+            return (nil, version.productName, "GET_VERSION \(version.bytes.hexString) (layout not in this tool's table: locks from the CC and TLVs)")
+        }
         let size = capabilityContainer.bytes[2]
         // A lock control TLV that puts the lock bytes elsewhere rules a chip out.
         let candidates = Type2Chip.candidates(cardName: cardName, ccSize: size).filter { chip in
             tlv.lockAreas.allSatisfy { $0.position == (chip.dynamicLock?.page).map { $0 * 4 } }
         }
         let evidence = "CC size \(capabilityContainer.dataAreaSize) bytes" + (cardName.map { ", ATR card name \(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)]))" } ?? "")
-            + " (no GET_VERSION: the reader offers no transparent exchange here)"
+            + (commands == nil ? " (no GET_VERSION: the reader offers no raw tag-command path here)" : " (the tag does not answer GET_VERSION)")
         if candidates.count == 1 { return (candidates[0], candidates[0].name, evidence) }
         if candidates.count > 1 {
             // Ultralight (16 pages) or a chip with configuration pages at 10h: one READ tells.
@@ -331,18 +358,30 @@ public final class Type2Tag: NDEFTag {
     /// Reads the UID, pages 0-3 and the TLV area up to the NDEF TLV. `tolerant`: a TLV area that
     /// does not parse (a lying length) is kept in `layoutError` instead of thrown, so a restore
     /// can still put a backup back; the CC must still be valid.
-    public static func detect(_ transport: APDUTransport, atr: [UInt8] = [], tolerant: Bool = false) throws -> Type2Tag {
+    ///
+    /// With `commands` (a reader with a raw tag-command path) the chip is asked GET_VERSION, and
+    /// with `password` PWD_AUTH is sent before anything else, its PACK checked when given.
+    public static func detect(_ transport: APDUTransport, atr: [UInt8] = [], tolerant: Bool = false,
+                              commands: TagCommandChannel? = nil, password: Type2Password? = nil) throws -> Type2Tag {
         let uidResponse = try transport.send(.getUID)
         let uid = uidResponse.statusWord == .success && (4...10).contains(uidResponse.data.count) ? uidResponse.data : nil
-        let tag = Type2Tag(transport: transport, uid: uid, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName)
+        let cardName = (try? ATR(bytes: atr))?.storageCard?.cardName
+        let native = commands.flatMap { $0.dialect == .storageOnly ? nil : $0 }
+        if password != nil && native == nil {
+            throw TagCommandError(.noRawPath, "\(commands?.readerName ?? "this reader") offers no raw tag-command path, so PWD_AUTH cannot be sent (a reader with a PC/SC Part 3 transparent exchange or an ACR122U can)")
+        }
+        let tag = Type2Tag(transport: transport, uid: uid, cardName: cardName, commands: native, password: password)
+        try tag.start()
         try tag.load(tolerant: tolerant)
         return tag
     }
 
-    public init(transport: APDUTransport, uid: [UInt8]?, cardName: UInt16? = nil) {
+    public init(transport: APDUTransport, uid: [UInt8]?, cardName: UInt16? = nil, commands: TagCommandChannel? = nil, password: Type2Password? = nil) {
         self.transport = transport
         self.uid = uid
         self.cardName = cardName
+        self.commands = commands
+        self.password = password
         header = []
         capabilityContainer = try! Type2CapabilityContainer(bytes: [0xE1, 0x10, 0x01, 0x00])
         image = []
@@ -357,10 +396,82 @@ public final class Type2Tag: NDEFTag {
         return bytes
     }
 
+    let password: Type2Password?
+
+    /// Native path: GET_VERSION (not on Ultralight C, which has none), then PWD_AUTH.
+    func start() throws {
+        guard let commands else { return }
+        if cardName != 0x003A {
+            version = try commands.getVersion()
+            if version == nil { try recover() }
+        }
+        try authenticate()
+    }
+
+    func authenticate() throws {
+        guard let commands, let password else { return }
+        let answer = try commands.authenticate(password: password.password)
+        if let expected = password.pack, expected != answer {
+            throw TagError(.authenticationFailed, "the tag answered PACK \(answer.hexString) to the password, \(expected.hexString) was expected: it may not be the tag the password is for; nothing was written")
+        }
+        pack = answer
+    }
+
+    /// After a NAK or silence an NTAG / Ultralight falls back to IDLE or HALT and ignores
+    /// everything until it is woken again: reactivate it, and redo what its state held
+    /// (sector 0 again, and the authentication).
+    func recover() throws {
+        guard let commands else { return }
+        try commands.reactivate()
+        sector = 0
+        try authenticate()
+    }
+
+    func select(sectorOf page: Int) throws {
+        guard let commands, page / 256 != sector else { return }
+        try commands.selectSector(UInt8(page / 256))
+        sector = page / 256
+    }
+
+    /// FAST_READ of the blocks of `range` not read yet, in as few frames as the reader's frame
+    /// size allows, stopping at sector ends and the chip's last page. Only on chips that answered
+    /// GET_VERSION (all of which have FAST_READ; an Ultralight would NAK and halt). A refused
+    /// FAST_READ (a read-protected page inside) leaves the rest to READ.
+    func fastRead(_ range: Range<Int>) throws {
+        guard let commands, version != nil else { return }
+        let lastPage = min((range.upperBound - 1) / 4, (chip.chip?.pages ?? reachablePages) - 1, reachablePages - 1)
+        var block = range.lowerBound / 16
+        let perFrame = max(4, commands.maxAnswerBytes / 16 * 4)
+        while block * 4 <= lastPage {
+            if loaded.contains(block) { block += 1; continue }
+            let first = block * 4
+            var end = first + perFrame - 1
+            end = min(end, lastPage, (first / 256) * 256 + 255)
+            // Stop before a block already read.
+            if let next = loaded.filter({ $0 > block && $0 * 4 <= end }).min() { end = next * 4 - 1 }
+            try select(sectorOf: first)
+            guard let bytes = try commands.fastRead(UInt8(first % 256)...UInt8(end % 256)) else {
+                try recover()
+                return
+            }
+            image.replaceSubrange((first * 4)..<((end + 1) * 4), with: bytes)
+            for b in block...(end / 4) { loaded.insert(b) }
+            block = end / 4 + 1
+        }
+    }
+
     /// 16 bytes at `page`, or nil when the tag refuses (NAK); a malformed answer is an error.
     func readPagesIfAllowed(_ page: Int) throws -> [UInt8]? {
-        guard (0..<Self.addressablePages).contains(page) else {
-            throw TagError(.beyondReach, "page \(page) is past what PC/SC storage READ BINARY can address (pages 0-255; larger tags need SECTOR_SELECT through a raw tag-command path)")
+        guard (0..<reachablePages).contains(page) else {
+            throw TagError(.beyondReach, "page \(page) is \(reachNote)")
+        }
+        if let commands {
+            try select(sectorOf: page)
+            guard let bytes = try commands.readPages(at: UInt8(page % 256)) else {
+                try recover()
+                return nil
+            }
+            return bytes
         }
         let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: Self.readLimit))
         guard r.statusWord == .success else { return nil }
@@ -377,10 +488,11 @@ public final class Type2Tag: NDEFTag {
     /// refusal then means the password protects them. Nothing rolled over is ever used.
     func ensureRead(_ range: Range<Int>) throws {
         guard !range.isEmpty else { return }
-        guard range.upperBound <= Self.addressableBytes else {
-            throw TagError(.beyondReach, "the tag's data reaches byte \(range.upperBound - 1) (page \((range.upperBound - 1) / 4)), past page 255, the last this reader path can address (storage READ/UPDATE BINARY carry the page in one byte; larger tags need SECTOR_SELECT through a raw tag-command path)")
+        guard range.upperBound <= reachableBytes else {
+            throw TagError(.beyondReach, "the tag's data reaches byte \(range.upperBound - 1) (page \((range.upperBound - 1) / 4)), \(reachNote)")
         }
         if range.upperBound > image.count { image += [UInt8](repeating: 0, count: range.upperBound - image.count) }
+        try fastRead(range)
         var a = range.lowerBound - range.lowerBound % 16
         while a < range.upperBound {
             if !loaded.contains(a / 16) {
@@ -412,7 +524,7 @@ public final class Type2Tag: NDEFTag {
     func load(tolerant: Bool = false) throws {
         header = try readPages(0)
         capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
-        image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, Self.addressableBytes))
+        image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, reachableBytes))
         loaded = [0]
         lockState = nil
         for (i, b) in header.enumerated() { image[i] = b }
@@ -427,7 +539,7 @@ public final class Type2Tag: NDEFTag {
 
     /// Reads the data area progressively until the TLV walk finds the NDEF TLV: most tags need one read.
     func walkTLVs() throws {
-        let end = min(dataArea.upperBound, Self.addressableBytes)
+        let end = min(dataArea.upperBound, reachableBytes)
         var readTo = min(end, 32)
         while true {
             try ensureRead(16..<readTo)
@@ -453,8 +565,8 @@ public final class Type2Tag: NDEFTag {
         guard let position = area.ndefTLVPosition else {
             throw TagError(.notNDEF, "the tag is formatted (CC \(capabilityContainer.bytes.hexString)) but has no NDEF TLV")
         }
-        guard position + 1 + area.ndefLengthFieldSize <= Self.addressableBytes else {
-            throw TagError(.beyondReach, "the NDEF TLV is at byte \(position), past page 255, the last this reader path can address")
+        guard position + 1 + area.ndefLengthFieldSize <= reachableBytes else {
+            throw TagError(.beyondReach, "the NDEF TLV is at byte \(position), \(reachNote)")
         }
         tlv = area
     }
@@ -467,8 +579,8 @@ public final class Type2Tag: NDEFTag {
     }
 
     /// The end (exclusive byte address) of the memory this reader can reach on this chip: the
-    /// chip's last page where it is known, and never past page 255.
-    var memoryEnd: Int { min(chip.chip.map { $0.pages * 4 } ?? Self.addressableBytes, Self.addressableBytes) }
+    /// chip's last page where it is known, and never past what the path reaches.
+    var memoryEnd: Int { min(chip.chip.map { $0.pages * 4 } ?? reachableBytes, reachableBytes) }
 
     /// The NDEF TLV's first length byte: the one byte whose change makes a write take effect.
     var commitPosition: Int? {
@@ -556,7 +668,7 @@ public final class Type2Tag: NDEFTag {
         let message = try readNDEF()
         let start = tlv.ndefTLVPosition!
         var positions = tlv.positions(from: start, count: 1 + tlv.ndefLengthFieldSize + message.count + 1)
-        if positions.count > 1 + tlv.ndefLengthFieldSize + message.count, positions.last! < Self.addressableBytes {
+        if positions.count > 1 + tlv.ndefLengthFieldSize + message.count, positions.last! < reachableBytes {
             try ensureRead(positions.last!..<(positions.last! + 1))
             if image[positions.last!] != 0xFE { positions.removeLast() }
         } else if positions.count > 1 + tlv.ndefLengthFieldSize + message.count {
@@ -584,7 +696,7 @@ public final class Type2Tag: NDEFTag {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(capacity) (\(message.count - capacity) bytes over)")
         }
         guard message.count <= reachableCapacity else {
-            throw TagError(.beyondReach, "the message is \(message.count) bytes; this reader path reaches \(reachableCapacity) of the tag's \(capacity) (pages past 255 need SECTOR_SELECT through a raw tag-command path); nothing was written")
+            throw TagError(.beyondReach, "the message is \(message.count) bytes; this reader path reaches \(reachableCapacity) of the tag's \(capacity) (the rest is \(reachNote)); nothing was written")
         }
     }
 
@@ -597,7 +709,7 @@ public final class Type2Tag: NDEFTag {
         let headerCount = 1 + lengthSize
         // A terminator TLV after the message where there is room (and within reach: readers stop at
         // the NDEF TLV anyway, so a message that ends at page 255's end needs none).
-        let terminator = tlv.availableBytes(from: start) - tlv.availableBytes(from: Self.addressableBytes) > headerCount + message.count ? 1 : 0
+        let terminator = tlv.availableBytes(from: start) - tlv.availableBytes(from: reachableBytes) > headerCount + message.count ? 1 : 0
         let positions = tlv.positions(from: start, count: headerCount + message.count + terminator)
         try ensureRead((positions.first! / 4 * 4)..<((positions.last! / 4 + 1) * 4))
         var target = image
@@ -655,8 +767,8 @@ public final class Type2Tag: NDEFTag {
         let pages = (range.lowerBound / 4)...((range.upperBound - 1) / 4)
         let changed = pages.filter { p in (0..<4).contains { target[p * 4 + $0] != image[p * 4 + $0] } }
         guard !changed.isEmpty else { return }
-        guard changed.allSatisfy({ $0 >= 4 && $0 < Self.addressablePages }) else {
-            throw TagError(.beyondReach, "the write would touch page \(changed.last!), outside pages 4-255 that this reader path can write; nothing was written")
+        guard changed.allSatisfy({ $0 >= 4 && $0 < reachablePages }) else {
+            throw TagError(.beyondReach, "the write would touch page \(changed.last!), outside pages 4-\(reachablePages - 1) that this reader path can write; nothing was written")
         }
         // An unreadable password configuration means read protection (PROT): the pages to change
         // were all just read, and a protected one would have failed that read.
@@ -695,10 +807,20 @@ public final class Type2Tag: NDEFTag {
     }
 
     func writePage(_ page: Int, _ data: [UInt8]) throws {
-        precondition(page < Self.addressablePages && data.count == 4)
-        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page), data: data))
-        guard r.statusWord == .success else {
-            throw TagError(.writeFailed, "the tag refused the write of page \(page): \(r.statusWord) (\(r.statusWord.meaning.text))")
+        precondition(page < reachablePages && data.count == 4)
+        if let commands {
+            try select(sectorOf: page)
+            let answer = try commands.writePage(UInt8(page % 256), data)
+            guard answer == .ack else {
+                try? recover()
+                let why = if case let .nak(code) = answer { TagAnswer.nakMeaning(code) } else { "\(answer)" }
+                throw TagError(.writeFailed, "the tag refused the write of page \(page): \(answer) (\(why))")
+            }
+        } else {
+            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page), data: data))
+            guard r.statusWord == .success else {
+                throw TagError(.writeFailed, "the tag refused the write of page \(page): \(r.statusWord) (\(r.statusWord.meaning.text))")
+            }
         }
         for i in 0..<4 { image[page * 4 + i] = data[i] }
     }
@@ -776,8 +898,8 @@ public final class Type2Tag: NDEFTag {
     /// the end of memory or at a read-protected page) is caught: the pages past the roll-over are
     /// read on their own, and shown refused when the tag refuses them — never as copies of 0-3.
     public func dump(pages: ClosedRange<Int>) throws -> [(page: Int, bytes: [UInt8]?)] {
-        guard pages.upperBound < Self.addressablePages else {
-            throw TagError(.beyondReach, "page \(pages.upperBound) is past page 255, the last a PC/SC storage READ BINARY can address")
+        guard pages.upperBound < reachablePages else {
+            throw TagError(.beyondReach, "page \(pages.upperBound) is \(reachNote)")
         }
         let head = header.count == 16 ? header : try readPagesIfAllowed(0)
         var out: [(Int, [UInt8]?)] = []

@@ -51,6 +51,8 @@ public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
         case differentTag
         /// The procedure cannot be done without passing through an unsafe state on this tag.
         case unsafe
+        /// PWD_AUTH refused, or the PACK is not the one expected.
+        case authenticationFailed
     }
     public var kind: Kind
     public var message: String

@@ -41,6 +41,11 @@ struct Failure: Error, CustomStringConvertible {
         case let e as BackupError: self.init(.ioError, e.message)
         case let e as Type2PageMap.HeaderUnreadable: self.init(.ioError, e.description)
         case let e as NDEFError: self.init(.badData, "\(e)")
+        case let e as TagCommandError:
+            switch e.kind {
+            case .noRawPath: self.init(.unavailable, e.message)
+            case .readerRefused, .malformed: self.init(.ioError, e.message)
+            }
         case let e as TransmitError:
             switch e {
             case .refusedSelect: self.init(.refused, e.description)
@@ -110,7 +115,8 @@ extension TagError {
     /// A tag that refuses is 1, a tag whose data lies is 65.
     var failure: Failure {
         switch kind {
-        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe: return Failure(.unexpected, message)
+        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe, .authenticationFailed:
+            return Failure(.unexpected, message)
         case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
         case .beyondReach: return Failure(.unavailable, message)
         case .differentTag: return Failure(.refused, message)

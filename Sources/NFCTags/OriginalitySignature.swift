@@ -1,0 +1,54 @@
+internal import COpenSSL
+import ISO7816
+
+/// NXP's originality signature (READ_SIG): ECDSA on secp128r1 over the tag's 7-byte UID, no
+/// hash, signature r ‖ s. A genuine NXP chip carries one made with NXP's private key; a clone
+/// either has none, or copies one that does not match its own UID.
+///
+/// Verification runs in OpenSSL's libcrypto (swift-crypto has no secp128r1).
+public struct OriginalitySignature: Sendable, Hashable {
+    /// NXP's published public keys (uncompressed points), per chip family.
+    public struct PublicKey: Sendable, Hashable {
+        public var name: String
+        public var curve: String
+        public var point: [UInt8]
+
+        /// NTAG21x (NTAG210–216): NXP AN11350 / the NTAG21x datasheet.
+        public static let ntag21x = PublicKey(name: "NXP NTAG21x", curve: "secp128r1",
+                                              point: try! Hex.decode("04494E1A386D3D3CFE3DC10E5DE68A499B1C202DB5B132393E89ED19FE5BE8BC61"))
+        /// MIFARE Ultralight EV1.
+        public static let ultralightEV1 = PublicKey(name: "NXP MIFARE Ultralight EV1", curve: "secp128r1",
+                                                    point: try! Hex.decode("0490933BDCD6E99B4E255E3DA55389A827564E11718E017292FAF23226A96614B8"))
+
+        public static let all: [PublicKey] = [.ntag21x, .ultralightEV1]
+    }
+
+    public var uid: [UInt8]
+    public var signature: [UInt8]
+
+    public init(uid: [UInt8], signature: [UInt8]) {
+        self.uid = uid
+        self.signature = signature
+    }
+
+    /// Whether the signature verifies under `key`. A malformed signature (wrong length) does
+    /// not verify; it is not an error.
+    public func verifies(with key: PublicKey) -> Bool {
+        guard signature.count == 32, !uid.isEmpty else { return false }
+        return key.point.withUnsafeBufferPointer { point in
+            uid.withUnsafeBufferPointer { message in
+                signature.withUnsafeBufferPointer { sig in
+                    apdu_ecdsa_verify_raw(key.curve, point.baseAddress, point.count, message.baseAddress, message.count, sig.baseAddress, sig.count) == 1
+                }
+            }
+        }
+    }
+
+    /// The first of `keys` the signature verifies with, nil for none.
+    public func verifyingKey(among keys: [PublicKey] = PublicKey.all) -> PublicKey? {
+        keys.first(where: verifies(with:))
+    }
+
+    /// A signature of all zeros: the chip was never signed (or reads it as protected).
+    public var isBlank: Bool { signature.allSatisfy { $0 == 0 } }
+}
