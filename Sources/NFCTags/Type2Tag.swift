@@ -214,6 +214,8 @@ public struct Type2LockState: Sendable, Hashable {
     public var password: Password
     /// Pages no write can change (lock bits), sorted.
     public var lockedPages: [Int]
+    /// PWD_AUTH succeeded in this session: the password no longer blocks writes.
+    public var authenticated = false
 
     /// Whether every lock the tag has is set: CC read-only, static and dynamic lock bits.
     public var isFullyLocked: Bool {
@@ -226,7 +228,7 @@ public struct Type2LockState: Sendable, Hashable {
 
     public func isWritable(page: Int) -> Bool {
         if lockedPages.contains(page) { return false }
-        if case let .protects(from, _) = password, page >= from { return false }
+        if case let .protects(from, _) = password, page >= from, !authenticated { return false }
         return true
     }
 
@@ -439,7 +441,8 @@ public final class Type2Tag: NDEFTag {
     /// FAST_READ (a read-protected page inside) leaves the rest to READ.
     func fastRead(_ range: Range<Int>) throws {
         guard let commands, version != nil else { return }
-        let lastPage = min((range.upperBound - 1) / 4, (chip.chip?.pages ?? reachablePages) - 1, reachablePages - 1)
+        // Whole 16-byte blocks (what `loaded` counts), cut at the chip's last page.
+        let lastPage = min((range.upperBound - 1) / 16 * 4 + 3, (chip.chip?.pages ?? reachablePages) - 1, reachablePages - 1)
         var block = range.lowerBound / 16
         let perFrame = max(4, commands.maxAnswerBytes / 16 * 4)
         while block * 4 <= lastPage {
@@ -643,7 +646,8 @@ public final class Type2Tag: NDEFTag {
                 locked.formUnion((first / 4)..<((first + a.bytesLockedPerBit + 3) / 4))
             }
         }
-        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, password: password, lockedPages: locked.sorted())
+        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, password: password, lockedPages: locked.sorted(),
+                                   authenticated: pack != nil)
         lockState = state
         return state
     }
