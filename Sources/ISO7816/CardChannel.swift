@@ -16,6 +16,9 @@ public struct Exchange: Sendable, Hashable {
     public var duration: Duration
     /// Why this exchange was sent: the caller's command, or a step of the policy.
     public var purpose: Purpose
+    /// Bytes of `command` that carry a secret the sender marked (a tag password inside a
+    /// reader's wrapper); traces show them as `**`.
+    public var secretRange: Range<Int>?
 
     public enum Purpose: String, Sendable, Hashable {
         case command, getResponse, resendWithLe, chained

@@ -23,4 +23,15 @@ public enum Redaction {
         let tail = command.count > dataEnd ? separator + Hex.encode(command[dataEnd...], separator: separator) : ""
         return head + separator + hidden + tail
     }
+
+    /// Hex of an exchange's command: its marked secret bytes (`Exchange.secretRange`) or the
+    /// data of a PIN command shown as `**`.
+    public static func hex(_ exchange: Exchange, showSecrets: Bool = false, separator: String = " ") -> String {
+        guard !showSecrets, let range = exchange.secretRange?.clamped(to: 0..<exchange.command.count), !range.isEmpty else {
+            return hex(exchange.command, showSecrets: showSecrets, separator: separator)
+        }
+        let c = exchange.command
+        return [Hex.encode(c[..<range.lowerBound], separator: separator), Array(repeating: "**", count: range.count).joined(separator: separator),
+                Hex.encode(c[range.upperBound...], separator: separator)].filter { !$0.isEmpty }.joined(separator: separator)
+    }
 }

@@ -119,10 +119,6 @@ public final class TagCommandChannel {
     /// Pseudo-APDUs sent, session management included.
     public private(set) var apdusSent = 0
     public private(set) var sessionOpen = false
-    /// Called with each native frame and its answer (trace output); frames marked secret carry
-    /// passwords and arrive redacted.
-    public var observer: ((_ frame: [UInt8], _ answer: Result<TagAnswer, any Error>) -> Void)?
-
     public init(transport: APDUTransport, dialect: ReaderDialect, readerName: String = "the reader") {
         self.transport = transport
         self.dialect = dialect
@@ -136,7 +132,7 @@ public final class TagCommandChannel {
     public static func open(transport: APDUTransport, readerName: String, override: ReaderDialect? = nil) throws -> TagCommandChannel {
         if let override { return TagCommandChannel(transport: transport, dialect: override, readerName: readerName) }
         var order: [ReaderDialect] = [.transparent, .acr122u]
-        if let guess = ReaderDialect.guess(readerName: readerName) { order.sort { a, _ in a == guess } }
+        if let guess = ReaderDialect.guess(readerName: readerName) { order = [guess] + order.filter { $0 != guess } }
         for dialect in order where try probe(dialect, transport) {
             return TagCommandChannel(transport: transport, dialect: dialect, readerName: readerName)
         }
@@ -193,12 +189,24 @@ public final class TagCommandChannel {
         }
     }
 
-    /// Sends `frame` to the tag and returns its answer. `secret`: the frame holds a password;
-    /// the observer sees its bytes after the command byte as `••`.
-    public func transceive(_ frame: [UInt8], secret: Bool = false) throws -> TagAnswer {
-        let result = Result { try exchange(frame) }
-        observer?(secret ? Array(frame.prefix(1)) + [UInt8](repeating: 0, count: frame.count - 1) : frame, result)
-        return try result.get()
+    /// Sends `frame` to the tag and returns its answer. `secretFrom`: the frame's bytes from
+    /// this index on are a password; the transport's observer (traces) sees them marked secret.
+    public func transceive(_ frame: [UInt8], secretFrom: Int? = nil) throws -> TagAnswer {
+        guard let secretFrom, let observer = transport.observer, secretFrom < frame.count else { return try exchange(frame) }
+        // Where the frame sits inside the pseudo-APDU: after the header and DO 95's tag and
+        // length, or after the header and D4 42.
+        let offset = dialect == .transparent ? 5 + 1 + BERTLV.encodeLength(frame.count).count : 7
+        let range = (offset + secretFrom)..<(offset + frame.count)
+        transport.observer = { exchange in
+            var marked = exchange
+            if exchange.purpose == .command, exchange.command.count >= range.upperBound, exchange.command.count > 5,
+               exchange.command[1] == (self.dialect == .transparent ? 0xC2 : 0x00) {
+                marked.secretRange = range
+            }
+            observer(marked)
+        }
+        defer { transport.observer = observer }
+        return try exchange(frame)
     }
 
     private func exchange(_ frame: [UInt8]) throws -> TagAnswer {

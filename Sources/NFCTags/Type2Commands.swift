@@ -84,7 +84,7 @@ extension TagCommandChannel {
     /// PWD_AUTH; returns PACK. Every failed attempt counts against AUTHLIM on the tag.
     public func authenticate(password: [UInt8]) throws -> [UInt8] {
         precondition(password.count == 4)
-        switch try transceive([0x1B] + password, secret: true) {
+        switch try transceive([0x1B] + password, secretFrom: 1) {
         case let .data(pack) where pack.count == 2: return pack
         case let answer:
             throw TagError(.authenticationFailed, "the tag refused the password (\(answer)); each wrong attempt counts against its AUTHLIM limit, so no retry was made")
@@ -104,10 +104,11 @@ extension TagCommandChannel {
         return bytes
     }
 
-    /// WRITE of one page; the tag's answer (ACK, NAK, nothing).
-    public func writePage(_ page: UInt8, _ data: [UInt8]) throws -> TagAnswer {
+    /// WRITE of one page; the tag's answer (ACK, NAK, nothing). `secret`: the data is a
+    /// password or PACK, marked for traces.
+    public func writePage(_ page: UInt8, _ data: [UInt8], secret: Bool = false) throws -> TagAnswer {
         precondition(data.count == 4)
-        return try transceive([0xA2, page] + data)
+        return try transceive([0xA2, page] + data, secretFrom: secret ? 2 : nil)
     }
 
     /// SECTOR_SELECT: `C2 FF` (ACK), then `sector 00 00 00`, which the tag acknowledges by

@@ -890,8 +890,15 @@ public final class Type2Tag: NDEFTag {
             for (i, b) in header.enumerated() { image[i] = b }
             let after = try readLockState()
             try ensureRead(16..<20)
-            let probe = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20])))
-            return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: probe.statusWord != .success && after.isFullyLocked)
+            let refused: Bool
+            if let commands {
+                // The same bytes again: a tag that took them changes nothing.
+                refused = try commands.writePage(4, Array(image[16..<20])) != .ack
+                if refused { try recover() }
+            } else {
+                refused = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20]))).statusWord != .success
+            }
+            return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
         } catch {
             throw LockInterrupted(done: done, underlying: error, step: "check the lock")
         }
@@ -908,6 +915,21 @@ public final class Type2Tag: NDEFTag {
         let head = header.count == 16 ? header : try readPagesIfAllowed(0)
         var out: [(Int, [UInt8]?)] = []
         var page = pages.lowerBound
+        // FAST_READ where the chip has it: the pages in frames as large as the reader carries, up
+        // to the chip's last page (past it, nothing). A refusal leaves the rest to READ.
+        if let commands, version != nil, let chipPages = chip.chip?.pages {
+            let perFrame = max(4, commands.maxAnswerBytes / 4)
+            while page <= min(pages.upperBound, chipPages - 1) {
+                let end = min(page + perFrame - 1, pages.upperBound, chipPages - 1, page / 256 * 256 + 255)
+                try select(sectorOf: page)
+                guard let bytes = try commands.fastRead(UInt8(page % 256)...UInt8(end % 256)) else { try recover(); break }
+                for p in page...end { out.append((p, Array(bytes[((p - page) * 4)..<((p - page) * 4 + 4)]))) }
+                page = end + 1
+            }
+            if page >= chipPages {
+                while page <= pages.upperBound { out.append((page, nil)); page += 1 }
+            }
+        }
         while page <= pages.upperBound {
             let count = min(4, pages.upperBound - page + 1)
             var rows: [[UInt8]?] = try readPagesIfAllowed(page).map { b in (0..<4).map { Array(b[($0 * 4)..<($0 * 4 + 4)]) } } ?? [nil, nil, nil, nil]
@@ -950,24 +972,32 @@ extension Type2Tag {
     /// Run it inside one transaction, so the pages come from one moment of the tag.
     /// - Throws: `TagError` `.notNDEF` for a card not of the Ultralight family, `.readFailed`;
     ///   `Type2PageMap.HeaderUnreadable` when pages 0-3 cannot be read.
-    public static func pageMap(_ transport: APDUTransport, atr: [UInt8], pages: ClosedRange<Int>?) throws -> Type2PageMap {
+    /// With `commands` (a native path) pages come with FAST_READ and past 255 with SECTOR_SELECT;
+    /// with `password`, PWD_AUTH opens read-protected pages first.
+    public static func pageMap(_ transport: APDUTransport, atr: [UInt8], pages: ClosedRange<Int>?,
+                               commands: TagCommandChannel? = nil, password: Type2Password? = nil) throws -> Type2PageMap {
         guard isType2(atr: atr) else {
             throw TagError(.notNDEF, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
         }
-        let raw = Type2Tag(transport: transport, uid: nil)
+        let native = commands.flatMap { $0.dialect == .storageOnly ? nil : $0 }
+        if password != nil && native == nil {
+            throw TagCommandError(.noRawPath, "\(commands?.readerName ?? "this reader") offers no raw tag-command path, so PWD_AUTH cannot be sent")
+        }
+        let raw = Type2Tag(transport: transport, uid: nil, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName, commands: native, password: password)
+        try raw.start()
         let head: [UInt8]
         do { head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError {
             throw Type2PageMap.HeaderUnreadable(reason: e)
         }
         guard head.count == 16 else { throw Type2PageMap.HeaderUnreadable(reason: TagError(.readFailed, "the tag refused")) }
         let dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
-        let chip = (try? detect(transport, atr: atr, tolerant: true))?.chip.chip
+        let chip = raw.version?.chip ?? (try? detect(transport, atr: atr, tolerant: true))?.chip.chip
         let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)
         var wanted = pages ?? 0...(total - 1)
         var unreachable: ClosedRange<Int>?
-        if wanted.upperBound >= addressablePages {
-            unreachable = addressablePages...wanted.upperBound
-            wanted = wanted.lowerBound...(addressablePages - 1)
+        if wanted.upperBound >= raw.reachablePages {
+            unreachable = raw.reachablePages...wanted.upperBound
+            wanted = wanted.lowerBound...(raw.reachablePages - 1)
         }
         let rows = try raw.dump(pages: wanted).map { page, bytes in
             Type2PageMap.Row(page: page, bytes: bytes, role: chip?.role(ofPage: page, dataAreaEnd: 16 + dataPages * 4) ?? defaultRole(page, dataPages: dataPages))

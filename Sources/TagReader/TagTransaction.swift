@@ -20,13 +20,17 @@ public final class TagTransaction {
     public let transport: APDUTransport
     /// The tag's NDEF procedures: a `Type4Tag` or a `Type2Tag`.
     public let tag: any NDEFTag
+    /// The reader's native tag-command path for a Type 2 tag (its dialect may be storage-only);
+    /// nil for a Type 4 tag. Its transparent session ends with the transaction.
+    public let commands: TagCommandChannel?
 
-    init(reader: String, card: Card, atr: [UInt8], transport: APDUTransport, tag: any NDEFTag) {
+    init(reader: String, card: Card, atr: [UInt8], transport: APDUTransport, tag: any NDEFTag, commands: TagCommandChannel?) {
         self.reader = reader
         self.card = card
         self.atr = atr
         self.transport = transport
         self.tag = tag
+        self.commands = commands
     }
 
     /// Chooses the reader (`ReaderSelection`), connects, begins a transaction, detects the tag and
@@ -44,8 +48,9 @@ public final class TagTransaction {
     ///   - tolerant: a Type 2 tag whose TLV area does not parse is still detected (to restore it).
     ///   - body: the work, inside the transaction.
     /// - Throws: `ReaderError`, `PCSCError`, `TagError` (detection), and what `body` throws.
+    ///   - access: the reader dialect (nil: from the name and a probe) and a Type 2 password.
     public static func run<T>(reader requested: String?, wait: Duration?, observer: ((Exchange) -> Void)? = nil,
-                              tolerant: Bool = false, _ body: (TagTransaction) throws -> T) throws -> T {
+                              tolerant: Bool = false, access: TagAccess = TagAccess(), _ body: (TagTransaction) throws -> T) throws -> T {
         let start = ContinuousClock.now
         let deadline = start + (wait ?? .zero)
         while true {
@@ -55,7 +60,7 @@ public final class TagTransaction {
                 let (reader, atr) = try selection.chooseCard(requested, wait: wait.map { _ in max(.zero, deadline - ContinuousClock.now) })
                 let card = try selection.connect(reader, until: max(deadline, .now + ReaderSelection.defaultPatience), transaction: true)
                 defer { try? card.disconnect() }
-                return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant) { transaction in
+                return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, access: access) { transaction in
                     started = true
                     return try body(transaction)
                 }
@@ -73,20 +78,42 @@ public final class TagTransaction {
     /// transaction. `atr`: what pcscd reported in the reader's state (empty: ask the connection).
     /// Were the card swapped in between, detection fails on the new card before anything is written.
     public static func run<T>(card: Card, atr: [UInt8] = [], observer: ((Exchange) -> Void)? = nil, tolerant: Bool = false,
-                              _ body: (TagTransaction) throws -> T) throws -> T {
+                              access: TagAccess = TagAccess(), _ body: (TagTransaction) throws -> T) throws -> T {
         try card.beginTransaction()
-        return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, body)
+        return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, access: access, body)
     }
 
     /// Detects and runs `body` on a card whose transaction has begun; ends it.
     private static func inTransaction<T>(card: Card, atr knownATR: [UInt8], observer: ((Exchange) -> Void)?, tolerant: Bool,
-                                         _ body: (TagTransaction) throws -> T) throws -> T {
+                                         access: TagAccess, _ body: (TagTransaction) throws -> T) throws -> T {
         try card.endingTransaction {
             let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
             let transport = APDUTransport(channel: PCSCChannel(card: card), observer: observer)
-            let tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant)
-            return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag))
+            // Type 2: the reader's native path (probes stay in the reader), ended on every path.
+            let commands = Type2Tag.isType2(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: card.reader, override: access.dialect) : nil
+            defer { commands?.endSession() }
+            let tag: any NDEFTag
+            if let commands {
+                tag = try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands, password: access.password)
+            } else {
+                if access.password != nil { throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one") }
+                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant)
+            }
+            return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag, commands: commands))
         }
+    }
+}
+
+/// How to reach a tag's own commands: the reader's dialect and a Type 2 password.
+public struct TagAccess: Sendable, Hashable {
+    /// nil: from the reader's name, checked with a harmless probe.
+    public var dialect: ReaderDialect?
+    /// Sent with PWD_AUTH before anything else, on tags with AUTH0 protection.
+    public var password: Type2Password?
+
+    public init(dialect: ReaderDialect? = nil, password: Type2Password? = nil) {
+        self.dialect = dialect
+        self.password = password
     }
 }
 

@@ -17,8 +17,12 @@ struct Type2FaultMatrixTests {
         var name: String
         var chip: Type2TagModel.Chip
         var image: [UInt8]
-        var description: String { name }
+        /// The reader path: storage pseudo-APDUs, or native frames through a reader model.
+        var path: Path = .storage
+        var description: String { path == .storage ? name : "\(name), through \(path)" }
     }
+
+    enum Path: String, Sendable { case storage, transparent, acr122u }
 
     /// Factory layouts, and the NDEF TLV at byte offsets 0-3 mod 4 behind NULL, lock control
     /// and memory control TLVs.
@@ -48,15 +52,54 @@ struct Type2FaultMatrixTests {
         return out
     }
 
-    func detect(_ model: Type2TagModel, cutAfter: Int? = nil, mode: CutChannel.Mode = .beforeExecution, tolerant: Bool = false) throws -> (Type2Tag, CutChannel) {
-        let channel = CutChannel(card: model, cutAfter: cutAfter, mode: mode)
-        return (try Type2Tag.detect(APDUTransport(channel: channel), atr: model.atr, tolerant: tolerant), channel)
+    func detect(_ model: Type2TagModel, cutAfter: Int? = nil, mode: CutChannel.Mode = .beforeExecution, tolerant: Bool = false,
+                path: Path = .storage, observer: ((Exchange) -> Void)? = nil) throws -> (Type2Tag, CutChannel) {
+        model.reset()
+        let card: any EmulatedCard = switch path {
+        case .storage: model
+        case .transparent: ContactlessReader(.transparent, tag: model)
+        case .acr122u: ContactlessReader(.acr122u, tag: model)
+        }
+        let channel = CutChannel(card: card, cutAfter: cutAfter, mode: mode)
+        let transport = APDUTransport(channel: channel, observer: observer)
+        guard path != .storage else { return (try Type2Tag.detect(transport, atr: model.atr, tolerant: tolerant), channel) }
+        let commands = TagCommandChannel(transport: transport, dialect: path == .transparent ? .transparent : .acr122u)
+        return (try Type2Tag.detect(transport, atr: model.atr, tolerant: tolerant, commands: commands), channel)
+    }
+
+    /// Whether a pseudo-APDU writes a page: UPDATE BINARY, or a WRITE frame inside the dialect.
+    static func isWrite(_ command: [UInt8]) -> Bool {
+        if command.count > 1 && command[1] == 0xD6 { return true }
+        if command.starts(with: [0xFF, 0xC2, 0x00, 0x01]) { return command.count > 7 && command[7] == 0xA2 }
+        if command.starts(with: [0xFF, 0x00, 0x00, 0x00]) { return command.count > 7 && command[5] == 0xD4 && command[6] == 0x42 && command[7] == 0xA2 }
+        return false
+    }
+
+    /// Native layouts: the chips whose reach or commands differ through a raw path (FAST_READ,
+    /// SECTOR_SELECT past 1 KB, GET_VERSION absent and the tag halting after the NAK).
+    static func nativeLayouts() -> [Layout] {
+        let base = layouts().filter { !$0.name.contains("memory control") && !$0.name.contains("lock control TLV") }
+        var out: [Layout] = []
+        // Every offset on the small chips; the large ones (thousands of cuts each) as shipped and
+        // at one odd offset (`APDU_FULL_MATRIX=1`: every offset).
+        let small = ["ntag213", "ultralight,", "ultralight-c"], large = ["ntag216", "two-sector-t2t"]
+        for l in base where small.contains(where: { l.name.hasPrefix($0) })
+            || (large.contains(where: { l.name.hasPrefix($0) }) && (fullMatrix || l.name.hasSuffix("as shipped") || l.name.contains("offset 3"))) {
+            var t = l
+            t.path = .transparent
+            out.append(t)
+            if l.name.hasSuffix("as shipped") && (l.name.hasPrefix("ntag216") || l.name.hasPrefix("two-sector")) {
+                t.path = .acr122u
+                out.append(t)
+            }
+        }
+        return out
     }
 
     /// The layout with `message` written by the library (no cut).
     func image(_ layout: Layout, holding message: [UInt8]) throws -> [UInt8] {
         let model = Type2TagModel(chip: layout.chip, memory: layout.image)
-        try detect(model).0.writeNDEF(message)
+        try detect(model, path: layout.path).0.writeNDEF(message)
         #expect(ReferenceType2.read(model.contents) == .message(message), "\(layout)")
         return model.contents
     }
@@ -92,7 +135,7 @@ struct Type2FaultMatrixTests {
                 var reported: WriteInterrupted.TagState?
                 var finished = false
                 do {
-                    let (tag, channel) = try detect(model, cutAfter: n, mode: mode)
+                    let (tag, channel) = try detect(model, cutAfter: n, mode: mode, path: layout.path)
                     try tag.replaceNDEF(with: new) { backup = $0 }
                     #expect(!channel.wasCut)
                     finished = true
@@ -126,7 +169,7 @@ struct Type2FaultMatrixTests {
                 if now != start, let backup, restoredFrom.insert(now).inserted {
                     // The backup puts the old message back exactly, from whatever state the cut left.
                     let restored = Type2TagModel(chip: layout.chip, memory: now)
-                    try detect(restored, tolerant: true).0.restore(backup)
+                    try detect(restored, tolerant: true, path: layout.path).0.restore(backup)
                     #expect(ReferenceType2.read(restored.contents) == .message(old), "\(layout): restore after a cut at \(n) reads \(ReferenceType2.read(restored.contents))")
                     let range = backup.start..<(backup.start + backup.bytes.count)
                     #expect(Array(restored.contents[range]) == Array(start[range]), "\(layout): restore is not byte-exact")
@@ -140,16 +183,15 @@ struct Type2FaultMatrixTests {
     func updateIndices(_ layout: Layout, start: [UInt8], _ body: (Type2Tag) throws -> Void) throws -> (total: Int, indices: [Int]) {
         let model = Type2TagModel(chip: layout.chip, memory: start)
         var commands: [[UInt8]] = []
-        let transport = APDUTransport(channel: EmulatedChannel(card: model)) { commands.append($0.command) }
-        try body(try Type2Tag.detect(transport, atr: model.atr))
-        return (commands.count, commands.indices.filter { commands[$0][1] == 0xD6 })
+        try body(try detect(model, path: layout.path) { commands.append($0.command) }.0)
+        return (commands.count, commands.indices.filter { Self.isWrite(commands[$0]) })
     }
 
     @Test("writes cut after every APDU: old, empty or new; the reported state is right; the backup restores exactly",
-          arguments: layouts())
+          arguments: layouts() + nativeLayouts())
     func writes(layout: Layout) throws {
         let model = Type2TagModel(chip: layout.chip, memory: layout.image)
-        let (tag, _) = try detect(model)
+        let (tag, _) = try detect(model, path: layout.path)
         let capacity = tag.reachableCapacity
         let sizes = boundarySizes(capacity: capacity)
         var tally = Tally()
@@ -164,9 +206,9 @@ struct Type2FaultMatrixTests {
     }
 
     @Test("restores cut after every APDU: the state before, empty, or the backup; a second restore finishes",
-          arguments: layouts().filter { $0.name.hasSuffix("as shipped") || $0.name.contains("offset 1") || $0.name.contains("offset 2") })
+          arguments: (layouts() + nativeLayouts()).filter { $0.name.hasSuffix("as shipped") || $0.name.contains("offset 1") || $0.name.contains("offset 2") })
     func restores(layout: Layout) throws {
-        let probe = try detect(Type2TagModel(chip: layout.chip, memory: layout.image)).0
+        let probe = try detect(Type2TagModel(chip: layout.chip, memory: layout.image), path: layout.path).0
         let capacity = probe.reachableCapacity
         let old = patternMessage(min(capacity, 300), seed: 3), new = patternMessage(min(capacity, 40), seed: 4)
         let start = try image(layout, holding: old)
@@ -175,7 +217,7 @@ struct Type2FaultMatrixTests {
         var backup: TagBackup?
         let updates = try updateIndices(layout, start: start) { try $0.replaceNDEF(with: new) { _ in } }
         do {
-            let (tag, _) = try detect(cutModel, cutAfter: updates.indices[min(2, updates.indices.count - 1)])
+            let (tag, _) = try detect(cutModel, cutAfter: updates.indices[min(2, updates.indices.count - 1)], path: layout.path)
             try tag.replaceNDEF(with: new) { backup = $0 }
         } catch {}
         let from = cutModel.contents
@@ -187,7 +229,7 @@ struct Type2FaultMatrixTests {
                 let model = Type2TagModel(chip: layout.chip, memory: from)
                 var finished = false
                 do {
-                    try detect(model, cutAfter: n, mode: mode, tolerant: true).0.restore(backupToUse)
+                    try detect(model, cutAfter: n, mode: mode, tolerant: true, path: layout.path).0.restore(backupToUse)
                     finished = true
                 } catch {}
                 let reading = ReferenceType2.read(model.contents)
@@ -195,7 +237,7 @@ struct Type2FaultMatrixTests {
                 if finished { #expect(reading == .message(old)); break }
                 // A second restore, uncut, always finishes.
                 let again = Type2TagModel(chip: layout.chip, memory: model.contents)
-                try detect(again, tolerant: true).0.restore(backupToUse)
+                try detect(again, tolerant: true, path: layout.path).0.restore(backupToUse)
                 #expect(ReferenceType2.read(again.contents) == .message(old), "\(layout), second restore after a cut at \(n)")
                 n += 1
                 if n > 2000 { Issue.record("never finished"); break }
@@ -222,9 +264,9 @@ struct Type2FaultMatrixTests {
     }
 
     @Test("locks cut after every APDU: the message stays, only lock bytes change, never a lock reported that did not happen, a rerun finishes",
-          arguments: layouts().filter { !$0.name.contains("memory control") })
+          arguments: (layouts() + nativeLayouts()).filter { !$0.name.contains("memory control") })
     func locks(layout: Layout) throws {
-        let capacity = try detect(Type2TagModel(chip: layout.chip, memory: layout.image)).0.reachableCapacity
+        let capacity = try detect(Type2TagModel(chip: layout.chip, memory: layout.image), path: layout.path).0.reachableCapacity
         let message = patternMessage(min(capacity, 60), seed: 5)
         let start = try image(layout, holding: message)
         let allowed = Self.lockBytes(layout.chip)
@@ -233,7 +275,7 @@ struct Type2FaultMatrixTests {
             while true {
                 let model = Type2TagModel(chip: layout.chip, memory: start)
                 var report: Type2Tag.LockReport?
-                do { report = try detect(model, cutAfter: n, mode: mode).0.makeReadOnly() } catch {}
+                do { report = try detect(model, cutAfter: n, mode: mode, path: layout.path).0.makeReadOnly() } catch {}
                 let now = model.contents
                 let changed = (0..<now.count).filter { now[$0] != start[$0] }
                 #expect(changed.allSatisfy(allowed.contains), "\(layout), lock cut after \(n): changed \(changed.filter { !allowed.contains($0) })")
@@ -245,7 +287,7 @@ struct Type2FaultMatrixTests {
                 }
                 // The interrupted lock is finished by running it again.
                 let again = Type2TagModel(chip: layout.chip, memory: now)
-                let (tag, _) = try detect(again)
+                let (tag, _) = try detect(again, path: layout.path)
                 if !Self.fullyLocked(now, layout.chip) {
                     #expect(try tag.readLockState().isPartlyLocked || now == start, "\(layout): an interrupted lock must show as partial")
                 }

@@ -19,6 +19,7 @@ extension APDUCommand {
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var tagAccess: TagAccessOptions
 
         @Flag(help: "Confirm: the tag will be read-only permanently.")
         var yes = false
@@ -28,7 +29,7 @@ extension APDUCommand {
                 guard yes else {
                     throw Failure(.refused, "locking makes the tag read-only permanently; run again with --yes to do it")
                 }
-                let (view, receipt) = try readerOptions.withTag(trace: traceOptions) { t in
+                let (view, receipt) = try readerOptions.withTag(trace: traceOptions, access: tagAccess) { t in
                     do {
                         return (TagView(t), try t.makeReadOnly())
                     } catch let e as LockInterrupted {

@@ -14,13 +14,14 @@ extension APDUCommand {
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var tagAccess: TagAccessOptions
 
         @Flag(help: "Print the message bytes as hex only.")
         var raw = false
 
         func run() throws {
             try reportingFailures {
-                let (view, message) = try readerOptions.withTag(trace: traceOptions) { t in (TagView(t), try t.tag.readNDEF()) }
+                let (view, message) = try readerOptions.withTag(trace: traceOptions, access: tagAccess) { t in (TagView(t), try t.tag.readNDEF()) }
                 if raw {
                     Terminal.print(message.hexString)
                     return

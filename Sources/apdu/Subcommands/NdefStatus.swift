@@ -15,6 +15,7 @@ extension APDUCommand {
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var tagAccess: TagAccessOptions
 
         struct Findings {
             var view: TagView
@@ -27,7 +28,7 @@ extension APDUCommand {
                 let found: Findings
                 var detected = false
                 do {
-                    found = try readerOptions.withTag(trace: traceOptions, tolerant: true) { t in
+                    found = try readerOptions.withTag(trace: traceOptions, tolerant: true, access: tagAccess) { t in
                         detected = true
                         return Findings(view: TagView(t), tag: t.tag, inspection: try t.inspect())
                     }

@@ -23,6 +23,7 @@ extension APDUCommand {
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var tagAccess: TagAccessOptions
 
         @Option(help: ArgumentHelp("Write this encoded message (raw bytes or hex).", valueName: "file"))
         var message: String?
@@ -112,7 +113,7 @@ extension APDUCommand {
                 if allReaders { return try writeAll(bytes) }
                 let restoring: Bool
                 if case .backup = what { restoring = true } else { restoring = false }
-                let outcome = try readerOptions.withTag(trace: traceOptions, tolerant: restoring) { t in
+                let outcome = try readerOptions.withTag(trace: traceOptions, tolerant: restoring, access: tagAccess) { t in
                     try write(what, on: t, announceBackup: !output.json)
                 }
                 if output.json {

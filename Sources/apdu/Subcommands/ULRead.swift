@@ -14,6 +14,7 @@ extension APDUCommand {
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var tagAccess: TagAccessOptions
 
         @Option(help: ArgumentHelp("Pages to dump, e.g. 4-39 (default: the whole tag as its CC describes it).", valueName: "A-B"))
         var pages: String?
@@ -24,8 +25,8 @@ extension APDUCommand {
             guard parts.count == 2 || parts.count == 1, let a = Int(parts[0]), let b = Int(parts.last!), a >= 0, b >= a else {
                 throw ValidationError("--pages: '\(Terminal.safe(pages))' is not a page range like 4-39")
             }
-            guard b < Type2Tag.addressablePages else {
-                throw ValidationError("--pages: page \(b) is past 255, the last page PC/SC storage READ BINARY can address")
+            guard b < Type2Tag.nativeReachablePages else {
+                throw ValidationError("--pages: page \(b) is past \(Type2Tag.nativeReachablePages - 1), the last page this tool addresses")
             }
             return a...b
         }
@@ -36,9 +37,14 @@ extension APDUCommand {
             try reportingFailures {
                 let (reader, map) = try readerOptions.withCard(transaction: true) { reader, card in
                     let transport = APDUTransport(channel: PCSCChannel(card: card), observer: traceOptions.observer)
-                    return (reader, try Type2Tag.pageMap(transport, atr: (try? card.status().atr) ?? [], pages: try range()))
+                    let atr = (try? card.status().atr) ?? []
+                    let commands = Type2Tag.isType2(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: reader, override: tagAccess.readerDialect) : nil
+                    defer { commands?.endSession() }
+                    return (reader, try Type2Tag.pageMap(transport, atr: atr, pages: try range(), commands: commands, password: try tagAccess.password()))
                 }
-                let note = map.unreachable.map { "pages \($0.lowerBound)-\($0.upperBound) not shown: PC/SC storage READ BINARY addresses pages 0-255 (larger tags need SECTOR_SELECT)" }
+                let note = map.unreachable.map {
+                    "pages \($0.lowerBound)-\($0.upperBound) not shown: storage READ BINARY addresses pages 0-255; larger tags need SECTOR_SELECT, through a reader with a raw tag-command path (--reader-dialect)"
+                }
                 let rows = map.rows.map { ($0.page, $0.bytes, $0.role) }
                 if output.json {
                     Terminal.print(JSON.object([

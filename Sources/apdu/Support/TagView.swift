@@ -6,8 +6,9 @@ import TagReader
 
 extension ReaderOptions {
     /// Chooses the reader, connects and detects the tag (`TagTransaction.run`) and runs `body`.
-    func withTag<T>(trace: TraceOptions, tolerant: Bool = false, _ body: (TagTransaction) throws -> T) throws -> T {
-        try TagTransaction.run(reader: requestedReader, wait: waitDuration, observer: trace.observer, tolerant: tolerant, body)
+    func withTag<T>(trace: TraceOptions, tolerant: Bool = false, access: TagAccessOptions? = nil, _ body: (TagTransaction) throws -> T) throws -> T {
+        try TagTransaction.run(reader: requestedReader, wait: waitDuration, observer: trace.observer, tolerant: tolerant,
+                               access: try access?.access() ?? TagAccess(), body)
     }
 
     /// Chooses the reader and connects to its card, for the commands that send their own APDUs;
@@ -42,6 +43,7 @@ struct TagView {
             m.append(("chip", .string(t2.chip.name)))
             m.append(("chipEvidence", .string(t2.chip.evidence)))
             description = "Type 2 tag (\(t2.chip.name)), mapping \(t2.mappingVersion)" + (t2.uid.map { ", UID \($0.hexString)" } ?? "")
+            if let commands = transaction.commands { m.append(("dialect", .string(commands.dialect.rawValue))) }
         } else {
             description = "Type 4 tag, mapping \(tag.mappingVersion)"
         }

@@ -7,7 +7,7 @@ struct TraceOptions: ParsableArguments {
     @Flag(help: "Write every physical APDU and response, with timing, to stderr.")
     var trace = false
 
-    @Flag(help: "Show PINs (VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER data) instead of redacting them.")
+    @Flag(help: "Show PINs (VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER data) and tag passwords instead of redacting them.")
     var showSecrets = false
 
     /// The observer for an `APDUTransport`, or nil without `--trace`.
@@ -18,7 +18,7 @@ struct TraceOptions: ParsableArguments {
             let micro = Double(exchange.duration.components.attoseconds) / 1e12 + Double(exchange.duration.components.seconds) * 1e6
             let ms = (micro / 10).rounded() / 100
             let note = exchange.purpose == .command ? "" : " [\(exchange.purpose.rawValue)]"
-            var text = "trace: > \(Redaction.hex(exchange.command, showSecrets: show))\(note)\n"
+            var text = "trace: > \(Redaction.hex(exchange, showSecrets: show))\(note)\n"
             text += exchange.response.isEmpty
                 ? "trace: < (no answer) \(ms) ms\n"
                 : "trace: < \(Hex.encode(exchange.response, separator: " ")) (\(ms) ms)\n"
