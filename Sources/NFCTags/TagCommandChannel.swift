@@ -119,6 +119,9 @@ public final class TagCommandChannel {
     /// Pseudo-APDUs sent, session management included.
     public private(set) var apdusSent = 0
     public private(set) var sessionOpen = false
+    /// The last answer was a NAK or silence: an NTAG / Ultralight is now IDLE or HALT.
+    public private(set) var tagIdle = false
+    private var lastFrame: [UInt8] = []
     public init(transport: APDUTransport, dialect: ReaderDialect, readerName: String = "the reader") {
         self.transport = transport
         self.dialect = dialect
@@ -160,8 +163,10 @@ public final class TagCommandChannel {
         return try body(self)
     }
 
-    /// Ends the transparent session (best effort: a card already gone ends it too).
+    /// Leaves the reader as it was: wakes a tag left idle by a NAK, then ends the transparent
+    /// session (best effort: a card already gone ends it too).
     public func endSession() {
+        if tagIdle { try? reactivate() }
         guard sessionOpen else { return }
         sessionOpen = false
         _ = try? manage([0x82, 0x00])
@@ -170,6 +175,7 @@ public final class TagCommandChannel {
     /// Wakes a tag that a NAK or silence sent to IDLE or HALT (NTAG21x, Ultralight ignore
     /// everything after one): the field off and on, and on the ACR122U a new activation.
     public func reactivate() throws {
+        defer { tagIdle = false }
         switch dialect {
         case .storageOnly: return
         case .transparent:
@@ -192,6 +198,14 @@ public final class TagCommandChannel {
     /// Sends `frame` to the tag and returns its answer. `secretFrom`: the frame's bytes from
     /// this index on are a password; the transport's observer (traces) sees them marked secret.
     public func transceive(_ frame: [UInt8], secretFrom: Int? = nil) throws -> TagAnswer {
+        let answer = try marked(frame, secretFrom: secretFrom)
+        // SECTOR_SELECT's second step answers by silence and leaves the tag active.
+        tagIdle = answer == .noAnswer ? lastFrame != [0xC2, 0xFF] : { if case .nak = answer { return true } else { return false } }()
+        lastFrame = frame
+        return answer
+    }
+
+    private func marked(_ frame: [UInt8], secretFrom: Int?) throws -> TagAnswer {
         guard let secretFrom, let observer = transport.observer, secretFrom < frame.count else { return try exchange(frame) }
         // Where the frame sits inside the pseudo-APDU: after the header and DO 95's tag and
         // length, or after the header and D4 42.

@@ -3,6 +3,8 @@ import Foundation
 import ISO7816
 import VirtualCard
 
+extension ContactlessReader.Dialect: ExpressibleByArgument {}
+
 extension APDUCommand {
     struct Emulate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -75,7 +77,21 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Type 2: load the memory image from this hex file and save every change back to it.", valueName: "file"))
         var memory: String?
 
+        @Option(help: ArgumentHelp("Type 2: the reader around the tag: storage (pseudo-APDUs only), transparent (PC/SC Part 3 transparent exchange) or acr122u.", valueName: "model"))
+        var readerModel: ContactlessReader.Dialect = .storageOnly
+
+        @Option(help: ArgumentHelp("Type 2: the tag's 7-byte UID in hex.", valueName: "hex"))
+        var uid: String?
+
+        @Option(help: ArgumentHelp("Type 2: the 32-byte originality signature READ_SIG returns (default: zeros, an unsigned chip).", valueName: "hex"))
+        var signature: String?
+
         func validate() throws {
+            if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
+            if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
+            if type2 == nil && (uid != nil || signature != nil || readerModel != .storageOnly) {
+                throw ValidationError("--uid, --signature and --reader-model are for --type2")
+            }
             if port == 0 { throw ValidationError("--port must be 1-65535") }
             if card != "demo" && script == nil { throw ValidationError("unknown --card '\(card)'; known: demo") }
             if !["2.0", "3.0"].contains(mapping) { throw ValidationError("--mapping must be 2.0 or 3.0") }
@@ -105,15 +121,16 @@ extension APDUCommand {
                     if let memory, FileManager.default.fileExists(atPath: memory) {
                         image = try readMessageFile(memory, option: "--memory")
                     }
-                    let tag = Type2TagModel(chip: chip, memory: image)
+                    let tag = Type2TagModel(chip: chip, uid: try uid.map { try Hex.decode($0) } ?? [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0x80], memory: image,
+                                            signature: try signature.map { try Hex.decode($0) } ?? [UInt8](repeating: 0, count: 32))
                     if let memory {
                         tag.onChange = { bytes in
                             let lines = stride(from: 0, to: bytes.count, by: 4).map { Hex.encode(bytes[$0..<min($0 + 4, bytes.count)], separator: " ") }
                             try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
                         }
                     }
-                    model = tag
-                    description = "\(chip.name) (Type 2, \(chip.pages) pages)"
+                    model = readerModel == .storageOnly ? tag : ContactlessReader(readerModel, tag: tag)
+                    description = "\(chip.name) (Type 2, \(chip.pages) pages) behind a \(readerModel.rawValue) reader"
                 } else if type4 {
                     var c = Type4TagModel.Configuration()
                     c.version = mapping == "3.0" ? 0x30 : 0x20
