@@ -121,6 +121,9 @@ public final class TagCommandChannel {
     public private(set) var sessionOpen = false
     /// The last answer was a NAK or silence: an NTAG / Ultralight is now IDLE or HALT.
     public private(set) var tagIdle = false
+    /// The tag holds state another program must not inherit: authenticated by PWD_AUTH, or in a
+    /// sector other than 0. The session's end wakes it afresh (field off and on).
+    public private(set) var tagStateChanged = false
     private var lastFrame: [UInt8] = []
     public init(transport: APDUTransport, dialect: ReaderDialect, readerName: String = "the reader") {
         self.transport = transport
@@ -166,7 +169,7 @@ public final class TagCommandChannel {
     /// Leaves the reader as it was: wakes a tag left idle by a NAK, then ends the transparent
     /// session (best effort: a card already gone ends it too).
     public func endSession() {
-        if tagIdle { try? reactivate() }
+        if tagIdle || tagStateChanged { try? reactivate() }
         guard sessionOpen else { return }
         sessionOpen = false
         _ = try? manage([0x82, 0x00])
@@ -175,7 +178,7 @@ public final class TagCommandChannel {
     /// Wakes a tag that a NAK or silence sent to IDLE or HALT (NTAG21x, Ultralight ignore
     /// everything after one): the field off and on, and on the ACR122U a new activation.
     public func reactivate() throws {
-        defer { tagIdle = false }
+        defer { tagIdle = false; tagStateChanged = false }
         switch dialect {
         case .storageOnly: return
         case .transparent:
@@ -201,6 +204,8 @@ public final class TagCommandChannel {
         let answer = try marked(frame, secretFrom: secretFrom)
         // SECTOR_SELECT's second step answers by silence and leaves the tag active.
         tagIdle = answer == .noAnswer ? lastFrame != [0xC2, 0xFF] : { if case .nak = answer { return true } else { return false } }()
+        if frame.first == 0x1B, answer.bytes != nil { tagStateChanged = true }
+        if lastFrame == [0xC2, 0xFF], answer == .noAnswer, frame.count == 4, frame[0] != 0 { tagStateChanged = true }
         lastFrame = frame
         return answer
     }

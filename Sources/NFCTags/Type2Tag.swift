@@ -810,6 +810,12 @@ public final class Type2Tag: NDEFTag {
         }
     }
 
+    /// Records bytes written outside `writePage` in the memory image.
+    func noteWritten(_ page: Int, _ data: [UInt8]) {
+        for i in 0..<4 { image[page * 4 + i] = data[i] }
+        lockState = nil
+    }
+
     func writePage(_ page: Int, _ data: [UInt8]) throws {
         precondition(page < reachablePages && data.count == 4)
         if let commands {
