@@ -9,10 +9,27 @@
 /// 80 CA 9F 7F 00 => 61xx                            # x matches any hex digit
 /// exit
 /// ```
+///
+/// `tag` sends a contactless tag's own command through the reader's raw path (Part 3
+/// transparent exchange, ACR122U) instead of an APDU, with an optional expected answer:
+///
+/// ```
+/// tag 60 => data                  # GET_VERSION
+/// tag A2 05 01 02 03 04 => ack    # WRITE page 5
+/// tag C2 FF => ack                # SECTOR_SELECT…
+/// tag 01 00 00 00 => none         # …acknowledged by silence
+/// ```
 public struct APDUScript: Hashable, Sendable {
     public enum Step: Hashable, Sendable {
         case reset(line: Int)
         case apdu(CommandAPDU, expect: [StatusWordPattern]?, line: Int)
+        /// A native tag frame (no CRC) and the answers allowed.
+        case tag([UInt8], expect: [TagAnswerKind]?, line: Int)
+    }
+
+    /// What a tag may answer a `tag` line with.
+    public enum TagAnswerKind: String, Hashable, Sendable, CaseIterable {
+        case data, ack, nak, none
     }
 
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -79,6 +96,25 @@ public struct APDUScript: Hashable, Sendable {
             }
             let parts = full.components(separatedBy: "=>")
             guard parts.count <= 2 else { throw ParseError(line: pendingLine, reason: "more than one '=>'") }
+            if lower.hasPrefix("tag ") || lower == "tag" {
+                let frame: [UInt8]
+                do { frame = try Hex.decode(parts[0].dropFirst(3)) } catch {
+                    throw ParseError(line: pendingLine, reason: "tag frame: \(error.description)")
+                }
+                guard frame.count <= 250 else { throw ParseError(line: pendingLine, reason: "tag frame of \(frame.count) bytes; a reader carries at most 250") }
+                var expect: [TagAnswerKind]?
+                if parts.count == 2 {
+                    expect = try parts[1].split(separator: ",").map { token throws(ParseError) in
+                        guard let kind = TagAnswerKind(rawValue: token.trimmingWhitespace.lowercased()) else {
+                            throw ParseError(line: pendingLine, reason: "'\(token.trimmingWhitespace)' is not a tag answer (data, ack, nak, none)")
+                        }
+                        return kind
+                    }
+                    guard expect?.isEmpty == false else { throw ParseError(line: pendingLine, reason: "'=>' needs an answer (data, ack, nak, none)") }
+                }
+                steps.append(.tag(frame, expect: expect, line: pendingLine))
+                continue
+            }
             let command: CommandAPDU
             do { command = try CommandAPDU(hex: parts[0]) } catch {
                 throw ParseError(line: pendingLine, reason: error.description)

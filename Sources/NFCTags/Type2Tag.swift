@@ -525,12 +525,25 @@ public final class Type2Tag: NDEFTag {
     private var loaded: Set<Int> = []
 
     func load(tolerant: Bool = false) throws {
-        header = try readPages(0)
+        // With FAST_READ, the first frame brings the header and as much of the data area as the
+        // reader carries: most messages need no second one.
+        var prefetched: [UInt8] = []
+        if let commands, version != nil {
+            let last = min(commands.maxAnswerBytes / 4, chip.chip?.pages ?? 16) - 1
+            try select(sectorOf: 0)
+            if let bytes = try commands.fastRead(0...UInt8(last)) { prefetched = bytes } else { try recover() }
+        }
+        header = prefetched.count >= 16 ? Array(prefetched[0..<16]) : try readPages(0)
         capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
         image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, reachableBytes))
         loaded = [0]
         lockState = nil
         for (i, b) in header.enumerated() { image[i] = b }
+        let usable = min(prefetched.count, image.count) / 16
+        for block in 1..<max(1, usable) {
+            image.replaceSubrange((block * 16)..<(block * 16 + 16), with: prefetched[(block * 16)..<(block * 16 + 16)])
+            loaded.insert(block)
+        }
         do {
             try walkTLVs()
             layoutError = nil
@@ -558,7 +571,8 @@ public final class Type2Tag: NDEFTag {
                 }
             }
             if (try? walk.get())?.ndefTLVPosition != nil || readTo == end { break }
-            readTo = min(end, readTo + 16)
+            // Storage READs bring 16 bytes; FAST_READ frames bring the rest of the area in a few.
+            readTo = commands != nil && version != nil ? end : min(end, readTo + 16)
         }
         // The whole data area's TLV structure, with bytes past page 255 unknown (zeros): the walk
         // stops at the NDEF TLV, which must itself be reachable.

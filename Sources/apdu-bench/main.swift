@@ -181,6 +181,44 @@ if arguments.count == 4, arguments[1] == "type2-write", let bytes = Int(argument
     do { try benchType2Write(reader: arguments[2], bytes: bytes) } catch { print("\(error)"); exit(74) }
 }
 
+/// `apdu-bench fastread READER ROUNDS`: reads every page of the tag through the reader's native
+/// path, with the library's dump (FAST_READ in frames as large as the reader carries) and with a
+/// READ loop (4 pages per frame, what a tool without FAST_READ sends). Counts the tag frames and
+/// the pseudo-APDUs of the reads alone (session and identification excluded, reported apart) and
+/// times each, median of ROUNDS. Prints "pages fast_frames fast_apdus fast_us read_frames
+/// read_apdus read_us setup_apdus".
+func benchFastRead(reader: String, rounds: Int) throws -> Never {
+    let card = try Context().connect(reader: reader)
+    var apdus = 0
+    let transport = APDUTransport(channel: PCSCChannel(card: card)) { _ in apdus += 1 }
+    let atr = (try? card.status().atr) ?? []
+    let commands = try TagCommandChannel.open(transport: transport, readerName: reader)
+    defer { commands.endSession() }
+    let tag = try Type2Tag.detect(transport, atr: atr, commands: commands)
+    guard let pages = tag.chip.chip?.pages, tag.version != nil else { print("the tag did not answer GET_VERSION"); exit(69) }
+    let setup = apdus
+    var fast: [Double] = [], slow: [Double] = []
+    var fastFrames = 0, fastAPDUs = 0, readFrames = 0, readAPDUs = 0
+    for _ in 0..<rounds {
+        var (f0, a0, t0) = (commands.framesSent, apdus, nowMicroseconds())
+        let rows = try tag.dump(pages: 0...(pages - 1))
+        fast.append(nowMicroseconds() - t0)
+        (fastFrames, fastAPDUs) = (commands.framesSent - f0, apdus - a0)
+        guard rows.count == pages, rows.allSatisfy({ $0.bytes != nil }) else { print("the dump missed pages"); exit(74) }
+        (f0, a0, t0) = (commands.framesSent, apdus, nowMicroseconds())
+        for page in stride(from: 0, to: pages, by: 4) { guard try commands.readPages(at: UInt8(page)) != nil else { print("READ \(page) refused"); exit(74) } }
+        slow.append(nowMicroseconds() - t0)
+        (readFrames, readAPDUs) = (commands.framesSent - f0, apdus - a0)
+    }
+    func median(_ v: [Double]) -> Int { Int(v.sorted()[v.count / 2]) }
+    print("\(pages) \(fastFrames) \(fastAPDUs) \(median(fast)) \(readFrames) \(readAPDUs) \(median(slow)) \(setup)")
+    exit(0)
+}
+
+if arguments.count == 4, arguments[1] == "fastread", let rounds = Int(arguments[3]) {
+    do { try benchFastRead(reader: arguments[2], rounds: rounds) } catch { print("\(error)"); exit(74) }
+}
+
 if arguments.count == 3, arguments[1] == "type2" {
     do { try benchType2(reader: arguments[2]) } catch { print("\(error)"); exit(74) }
 }

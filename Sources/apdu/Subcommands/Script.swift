@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ISO7816
+import NFCTags
 import PCSC
 import TagReader
 
@@ -11,7 +12,9 @@ extension APDUCommand {
             discussion: """
                 pcsc-tools scriptor scripts run unchanged: '#' comments, 'reset', '\\' continuation, \
                 'exit'. Add '=> 9000' (or '=> 9000,61xx') after an APDU to stop with exit 1 on any \
-                other status word. '-' reads the script from standard input.
+                other status word. 'tag HEX [=> data|ack|nak|none]' sends a tag's own command through the \
+                reader's raw path (as apdu transceive); a script with such lines runs in one transaction. \
+                '-' reads the script from standard input.
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -61,12 +64,39 @@ extension APDUCommand {
                 }
                 var steps: [JSON] = []
                 var mismatches: [String] = []
-                let reader = try readerOptions.withCard(transaction: false) { reader, card in
+                let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
+                let reader = try readerOptions.withCard(transaction: hasTagSteps) { reader, card in
                 let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                                               selectPolicy: policy, observer: traceOptions.observer)
+                // The raw path, opened at the first tag line; its session ends before a reset and at the end.
+                var commands: TagCommandChannel?
+                defer { commands?.endSession() }
                 for step in script.steps {
                     switch step {
+                    case let .tag(frame, expect, line):
+                        if commands == nil { commands = try TagCommandChannel.open(transport: transport, readerName: reader) }
+                        let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
+                        let kind: APDUScript.TagAnswerKind = switch answer { case .data: .data; case .ack: .ack; case .nak: .nak; case .noAnswer: .none }
+                        let ok = expect.map { $0.contains(kind) } ?? true
+                        if output.json {
+                            guard case var .object(members) = Transceive.json(frame, answer, showSecrets: traceOptions.showSecrets) else { continue }
+                            members.insert(("line", .int(line)), at: 0)
+                            if let expect {
+                                members.append(("expected", .array(expect.map { .string($0.rawValue) })))
+                                members.append(("ok", .bool(ok)))
+                            }
+                            steps.append(.object(members))
+                        } else {
+                            Terminal.print("tag> " + Transceive.shown(frame, showSecrets: traceOptions.showSecrets))
+                            Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  MISMATCH"))
+                        }
+                        if !ok {
+                            mismatches.append("line \(line): the tag answered \(answer); expected \((expect ?? []).map(\.rawValue).joined(separator: " or "))")
+                            if !keepGoing { break }
+                        }
                     case let .reset(line):
+                        commands?.endSession()
+                        commands = nil
                         try card.reconnect(initialization: .reset)
                         if output.json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
                         else { Terminal.print("reset") }

@@ -17,9 +17,9 @@ struct ReaderOptions: ParsableArguments {
         }
     }
 
-    var requestedReader: String? {
-        reader ?? ProcessInfo.processInfo.environment["APDU_READER"].flatMap { $0.isEmpty ? nil : $0 }
-    }
+    var requestedReader: String? { reader ?? Self.environmentReader }
+
+    static var environmentReader: String? { ProcessInfo.processInfo.environment["APDU_READER"].flatMap { $0.isEmpty ? nil : $0 } }
 
     var waitDuration: Duration? { wait.map { .milliseconds(Int64($0 * 1000)) } }
 }
