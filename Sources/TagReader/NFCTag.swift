@@ -58,8 +58,8 @@ public enum MiFareFamily: String, Sendable, Hashable {
 }
 
 /// A storage card the reader presents through PC/SC Part 3 (MIFARE Ultralight and NTAG as NFC
-/// Forum Type 2 tags, MIFARE Classic). Core NFC's `NFCMiFareTag`. (Native commands,
-/// `sendMiFareCommand`, come with the tag-command channel.)
+/// Forum Type 2 tags, MIFARE Classic). Core NFC's `NFCMiFareTag`; `MiFareTag` adds
+/// `sendMiFareCommand`, the tag's own commands through the reader's dialect.
 public protocol NFCMiFareTag: NFCNDEFTag {
     var mifareFamily: MiFareFamily { get }
     /// The UID, as the reader reports it (GET DATA FF CA).

@@ -28,13 +28,16 @@ struct CLIDoNoHarmTests {
         return m
     }
 
-    /// Where the exchanges of a write fall: the UPDATE indices of the same procedure run here.
+    /// Where the exchanges of a write fall: the UPDATE indices of the same procedure run here,
+    /// shifted by the two probes for a raw path the CLI sends first (a storage-only reader
+    /// refuses both).
     func updateIndices(_ chip: Type2TagModel.Chip, _ start: [UInt8], writing new: [UInt8]) throws -> [Int] {
         let model = Type2TagModel(chip: chip, memory: start)
         var commands: [[UInt8]] = []
         let transport = APDUTransport(channel: EmulatedChannel(card: model)) { commands.append($0.command) }
         try Type2Tag.detect(transport, atr: model.atr).replaceNDEF(with: new) { _ in }
-        return commands.indices.filter { commands[$0][1] == 0xD6 }
+        let probes = 2
+        return commands.indices.filter { commands[$0][1] == 0xD6 }.map { $0 + probes }
     }
 
     @Test("NTAG216 with the 3-byte length split over two pages: pulled at the clear, the body and the commit, never a lying length; the printed restore works")
@@ -96,7 +99,9 @@ struct CLIDoNoHarmTests {
         let probe = Type2TagModel(chip: .ntag213, memory: start)
         _ = try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: probe)) { commands.append($0.command) }, atr: probe.atr).makeReadOnly()
         let ccWrite = try #require(commands.firstIndex { $0[1] == 0xD6 })
-        let r = try await withInsertedCard(model, faults: Faults(removeAfter: ccWrite + 1)) { inserted in
+        // The CLI first asks the reader for a raw path: two probes a storage-only reader refuses.
+        let probes = 2
+        let r = try await withInsertedCard(model, faults: Faults(removeAfter: ccWrite + 1 + probes)) { inserted in
             try runAPDU(["ndef-lock", "--yes", "-r", inserted.reader])
         }
         #expect(r.status == 74, "\(r.stderr)")
@@ -141,7 +146,7 @@ struct CLIDoNoHarmTests {
         #expect(try runAPDU(["ndef-write", "--force", "--uri", "https://x.y"]).status == 64)
     }
 
-    @Test("ul-read on a tag past page 255 stops at 255 and says why; --pages past 255 is a usage error; a short READ answer is an error, not a trap")
+    @Test("ul-read through a storage-only reader stops at 255 and says why; --pages past 1023 is a usage error; a short READ answer is an error, not a trap")
     func ulReadLimits() async throws {
         try await withInsertedCard(Type2TagModel(chip: .twoSectorT2T)) { inserted in
             let r = try runAPDU(["ul-read", "-r", inserted.reader])
@@ -149,8 +154,9 @@ struct CLIDoNoHarmTests {
             #expect(r.stdout.split(separator: "\n").count == 256)
             #expect(r.stderr.contains("pages 256-") && r.stderr.contains("SECTOR_SELECT"), "\(r.stderr)")
         }
-        let usage = try runAPDU(["ul-read", "--pages", "250-300"])
-        #expect(usage.status == 64 && usage.stderr.contains("past 255"), "\(usage.stderr)")
+        // Pages past 255 need a raw path (CLINativeCommandTests); past 1023 nothing reaches them.
+        let usage = try runAPDU(["ul-read", "--pages", "250-1100"])
+        #expect(usage.status == 64 && usage.stderr.contains("past 1023"), "\(usage.stderr)")
         let short = ScriptedCard(atr: Type2TagModel(chip: .ntag213).atr, rules: [
             ScriptedCard.Rule(pattern: [0xFF, 0xB0], matchesAnyTail: true, response: [0xE1, 0x10, 0x12, 0x00, 0x90, 0x00]),
         ])
