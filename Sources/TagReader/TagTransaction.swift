@@ -46,9 +46,10 @@ public final class TagTransaction {
     ///   - wait: how long to wait for a card (and for pcscd to come back); nil: not at all.
     ///   - observer: sees every APDU exchanged.
     ///   - tolerant: a Type 2 tag whose TLV area does not parse is still detected (to restore it).
-    ///   - body: the work, inside the transaction.
-    /// - Throws: `ReaderError`, `PCSCError`, `TagError` (detection), and what `body` throws.
     ///   - access: the reader dialect (nil: from the name and a probe) and a Type 2 password.
+    ///   - body: the work, inside the transaction.
+    /// - Throws: `ReaderError`, `PCSCError`, `TagError` (detection), `TagCommandError` (a password
+    ///   on a reader with no raw path), and what `body` throws.
     public static func run<T>(reader requested: String?, wait: Duration?, observer: ((Exchange) -> Void)? = nil,
                               tolerant: Bool = false, access: TagAccess = TagAccess(), _ body: (TagTransaction) throws -> T) throws -> T {
         let start = ContinuousClock.now
