@@ -64,6 +64,16 @@ public enum TagAnswer: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The answer's kind, as scripts and JSON name it.
+    public var kind: APDUScript.TagAnswerKind {
+        switch self {
+        case .data: return .data
+        case .ack: return .ack
+        case .nak: return .nak
+        case .noAnswer: return .none
+        }
+    }
+
     /// The bytes, or nil for ACK / NAK / no answer.
     public var bytes: [UInt8]? { if case let .data(b) = self { return b } else { return nil } }
 
@@ -121,9 +131,13 @@ public final class TagCommandChannel {
     public private(set) var sessionOpen = false
     /// The last answer was a NAK or silence: an NTAG / Ultralight is now IDLE or HALT.
     public private(set) var tagIdle = false
+    /// The sector SECTOR_SELECT left the tag in (a tag starts, and is woken, in sector 0).
+    public private(set) var sector = 0
+    /// PWD_AUTH succeeded since the tag was last woken.
+    public private(set) var authenticated = false
     /// The tag holds state another program must not inherit: authenticated by PWD_AUTH, or in a
     /// sector other than 0. The session's end wakes it afresh (field off and on).
-    public private(set) var tagStateChanged = false
+    public var tagStateChanged: Bool { authenticated || sector != 0 }
     private var lastFrame: [UInt8] = []
     public init(transport: APDUTransport, dialect: ReaderDialect, readerName: String = "the reader") {
         self.transport = transport
@@ -178,7 +192,7 @@ public final class TagCommandChannel {
     /// Wakes a tag that a NAK or silence sent to IDLE or HALT (NTAG21x, Ultralight ignore
     /// everything after one): the field off and on, and on the ACR122U a new activation.
     public func reactivate() throws {
-        defer { tagIdle = false; tagStateChanged = false }
+        defer { tagIdle = false; authenticated = false; sector = 0 }
         switch dialect {
         case .storageOnly: return
         case .transparent:
@@ -204,8 +218,8 @@ public final class TagCommandChannel {
         let answer = try marked(frame, secretFrom: secretFrom)
         // SECTOR_SELECT's second step answers by silence and leaves the tag active.
         tagIdle = answer == .noAnswer ? lastFrame != [0xC2, 0xFF] : { if case .nak = answer { return true } else { return false } }()
-        if frame.first == 0x1B, answer.bytes != nil { tagStateChanged = true }
-        if lastFrame == [0xC2, 0xFF], answer == .noAnswer, frame.count == 4, frame[0] != 0 { tagStateChanged = true }
+        if frame.first == 0x1B, answer.bytes != nil { authenticated = true }
+        if lastFrame == [0xC2, 0xFF], answer == .noAnswer || answer == .ack, frame.count == 4 { sector = Int(frame[0]) }
         lastFrame = frame
         return answer
     }

@@ -280,8 +280,6 @@ public final class Type2Tag: NDEFTag {
     public private(set) var version: Type2Version?
     /// The PACK the tag answered to PWD_AUTH, when a password was given.
     public private(set) var pack: [UInt8]?
-    /// The sector the tag has selected (a tag starts in sector 0).
-    private var sector = 0
 
     /// Pages this path can address: 256 through storage pseudo-APDUs, more with SECTOR_SELECT.
     public var reachablePages: Int { commands == nil ? Self.addressablePages : Self.nativeReachablePages }
@@ -368,11 +366,7 @@ public final class Type2Tag: NDEFTag {
         let uidResponse = try transport.send(.getUID)
         let uid = uidResponse.statusWord == .success && (4...10).contains(uidResponse.data.count) ? uidResponse.data : nil
         let cardName = (try? ATR(bytes: atr))?.storageCard?.cardName
-        let native = commands.flatMap { $0.dialect == .storageOnly ? nil : $0 }
-        if password != nil && native == nil {
-            throw TagCommandError(.noRawPath, "\(commands?.readerName ?? "this reader") offers no raw tag-command path, so PWD_AUTH cannot be sent (a reader with a PC/SC Part 3 transparent exchange or an ACR122U can)")
-        }
-        let tag = Type2Tag(transport: transport, uid: uid, cardName: cardName, commands: native, password: password)
+        let tag = Type2Tag(transport: transport, uid: uid, cardName: cardName, commands: try nativePath(commands, password: password), password: password)
         try tag.start()
         try tag.load(tolerant: tolerant)
         return tag
@@ -400,6 +394,16 @@ public final class Type2Tag: NDEFTag {
 
     let password: Type2Password?
 
+    /// The channel when it has a raw path (nil for a storage-only reader); a password without
+    /// one cannot be sent.
+    static func nativePath(_ commands: TagCommandChannel?, password: Type2Password?) throws -> TagCommandChannel? {
+        let native = commands.flatMap { $0.dialect == .storageOnly ? nil : $0 }
+        if password != nil && native == nil {
+            throw TagCommandError(.noRawPath, "\(commands?.readerName ?? "this reader") offers no raw tag-command path, so PWD_AUTH cannot be sent (a reader with a PC/SC Part 3 transparent exchange or an ACR122U can)")
+        }
+        return native
+    }
+
     /// Native path: GET_VERSION (not on Ultralight C, which has none), then PWD_AUTH.
     func start() throws {
         guard let commands else { return }
@@ -425,14 +429,14 @@ public final class Type2Tag: NDEFTag {
     func recover() throws {
         guard let commands else { return }
         try commands.reactivate()
-        sector = 0
         try authenticate()
     }
 
+    /// The channel knows the tag's sector: every Type2Tag on it (a dump and a detection share
+    /// one) sees the same.
     func select(sectorOf page: Int) throws {
-        guard let commands, page / 256 != sector else { return }
+        guard let commands, page / 256 != commands.sector else { return }
         try commands.selectSector(UInt8(page / 256))
-        sector = page / 256
     }
 
     /// FAST_READ of the blocks of `range` not read yet, in as few frames as the reader's frame
@@ -935,16 +939,14 @@ public final class Type2Tag: NDEFTag {
         let head = header.count == 16 ? header : try readPagesIfAllowed(0)
         var out: [(Int, [UInt8]?)] = []
         var page = pages.lowerBound
-        // FAST_READ where the chip has it: the pages in frames as large as the reader carries, up
-        // to the chip's last page (past it, nothing). A refusal leaves the rest to READ.
-        if let commands, version != nil, let chipPages = chip.chip?.pages {
-            let perFrame = max(4, commands.maxAnswerBytes / 4)
-            while page <= min(pages.upperBound, chipPages - 1) {
-                let end = min(page + perFrame - 1, pages.upperBound, chipPages - 1, page / 256 * 256 + 255)
-                try select(sectorOf: page)
-                guard let bytes = try commands.fastRead(UInt8(page % 256)...UInt8(end % 256)) else { try recover(); break }
-                for p in page...end { out.append((p, Array(bytes[((p - page) * 4)..<((p - page) * 4 + 4)]))) }
-                page = end + 1
+        // FAST_READ where the chip has it (`fastRead`, the reads' own chunking), up to the chip's
+        // last page (past it, nothing). A refusal leaves the rest to READ.
+        if commands != nil, version != nil, let chipPages = chip.chip?.pages {
+            let last = min(pages.upperBound, chipPages - 1)
+            if page <= last {
+                if image.count < (last + 1) * 4 { image += [UInt8](repeating: 0, count: (last / 4 + 1) * 16 - image.count) }
+                try fastRead((page * 4)..<((last + 1) * 4))
+                while page <= last, loaded.contains(page / 4) { out.append((page, Array(image[(page * 4)..<(page * 4 + 4)]))); page += 1 }
             }
             if page >= chipPages {
                 while page <= pages.upperBound { out.append((page, nil)); page += 1 }
@@ -999,11 +1001,8 @@ extension Type2Tag {
         guard isType2(atr: atr) else {
             throw TagError(.notNDEF, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
         }
-        let native = commands.flatMap { $0.dialect == .storageOnly ? nil : $0 }
-        if password != nil && native == nil {
-            throw TagCommandError(.noRawPath, "\(commands?.readerName ?? "this reader") offers no raw tag-command path, so PWD_AUTH cannot be sent")
-        }
-        let raw = Type2Tag(transport: transport, uid: nil, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName, commands: native, password: password)
+        let raw = Type2Tag(transport: transport, uid: nil, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName,
+                           commands: try nativePath(commands, password: password), password: password)
         try raw.start()
         let head: [UInt8]
         do { head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError {

@@ -285,11 +285,17 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
     /// With read protection on (PROT, not authenticated) the accessible area ends at AUTH0 and
     /// the roll-over happens there (NTAG21x datasheet, READ: "special conditions … if at least
     /// part of the addressed pages is within a password protected area").
-    func read(page: Int, _ m: [UInt8]) -> [UInt8]? {
-        // A READ sees the sector its page is in (256 pages), unless addressing is unrealistic.
-        let base = realism.contains(.readerAddressing) ? page / 256 * 256 : 0
-        var limit = realism.contains(.readerAddressing) ? min(chip.pages, base + 256) : chip.pages
+    /// The pages a READ or FAST_READ of `page` can see: its sector (256 pages; the whole chip when
+    /// addressing is unrealistic), ending at AUTH0 while read protection is on.
+    func readableWindow(_ page: Int, _ m: [UInt8], sectored: Bool) -> (base: Int, limit: Int) {
+        let base = sectored ? page / 256 * 256 : 0
+        var limit = sectored ? min(chip.pages, base + 256) : chip.pages
         if realism.contains(.passwords), readProtectionActive(m), let auth0 = auth0(m) { limit = min(limit, max(auth0, 1)) }
+        return (base, limit)
+    }
+
+    func read(page: Int, _ m: [UInt8]) -> [UInt8]? {
+        let (base, limit) = readableWindow(page, m, sectored: realism.contains(.readerAddressing))
         if limit <= base || (realism.contains(.pageCount) && page >= limit) { return nil }
         countRead(m)
         var out: [UInt8] = []
@@ -481,9 +487,7 @@ extension Type2TagModel: NativeTagModel {
     /// FAST_READ: every page from start to end inside the selected sector and the readable
     /// area (a read-protected page inside: NAK); PWD and PACK read as zeros.
     func fastRead(_ start: Int, _ end: Int, _ m: [UInt8]) -> [UInt8]? {
-        let base = start / 256 * 256
-        var limit = min(chip.pages, base + 256)
-        if realism.contains(.passwords), readProtectionActive(m), let auth0 = auth0(m) { limit = min(limit, max(auth0, 1)) }
+        let (_, limit) = readableWindow(start, m, sectored: true)
         guard start <= end, end < limit else { return nil }
         countRead(m)
         var out: [UInt8] = []

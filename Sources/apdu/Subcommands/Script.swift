@@ -76,8 +76,7 @@ extension APDUCommand {
                     case let .tag(frame, expect, line):
                         if commands == nil { commands = try TagCommandChannel.open(transport: transport, readerName: reader) }
                         let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
-                        let kind: APDUScript.TagAnswerKind = switch answer { case .data: .data; case .ack: .ack; case .nak: .nak; case .noAnswer: .none }
-                        let ok = expect.map { $0.contains(kind) } ?? true
+                        let ok = expect.map { $0.contains(answer.kind) } ?? true
                         if output.json {
                             guard case var .object(members) = Transceive.json(frame, answer, showSecrets: traceOptions.showSecrets) else { continue }
                             members.insert(("line", .int(line)), at: 0)

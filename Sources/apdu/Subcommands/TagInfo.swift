@@ -19,13 +19,12 @@ extension APDUCommand {
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
 
-        @Option(help: ArgumentHelp("transparent, acr122u or storage. Default: from the reader's name and a harmless probe.", valueName: "dialect"))
-        var readerDialect: ReaderDialect?
+        @OptionGroup var dialect: DialectOptions
 
         func run() throws {
             try reportingFailures {
                 let (reader, dialect, identity) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
-                                                                         observer: traceOptions.observer, dialect: readerDialect) { reader, atr, commands in
+                                                                         observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands in
                     guard Type2Tag.isType2(atr: atr) else {
                         throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
                     }

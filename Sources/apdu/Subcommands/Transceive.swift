@@ -21,8 +21,7 @@ extension APDUCommand {
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
 
-        @Option(help: ArgumentHelp("transparent, acr122u or storage. Default: from the reader's name and a harmless probe.", valueName: "dialect"))
-        var readerDialect: ReaderDialect?
+        @OptionGroup var dialect: DialectOptions
 
         @Argument(help: ArgumentHelp("Native frames in hex, without CRC.", valueName: "hex"))
         var frames: [String] = []
@@ -41,12 +40,15 @@ extension APDUCommand {
             try reportingFailures {
                 let frames = try self.frames.map { try Hex.decode($0) }
                 var rows: [(frame: [UInt8], answer: TagAnswer)] = []
+                // A NAK or silence (but SECTOR_SELECT's passive ACK) leaves the tag idle: stop there.
+                var stopped = false
                 let (reader, dialect) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
-                                                               observer: traceOptions.observer, dialect: readerDialect) { reader, _, commands in
+                                                               observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, _, commands in
                     for frame in frames {
                         let answer = try commands.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
                         rows.append((frame, answer))
-                        if !Self.goesOn(after: answer, frame: frame, previous: rows.dropLast().last?.frame) { break }
+                        stopped = commands.tagIdle
+                        if stopped { break }
                     }
                     return (reader, commands.dialect)
                 }
@@ -61,18 +63,9 @@ extension APDUCommand {
                         Terminal.print("< " + Self.text(answer))
                     }
                 }
-                if let last = rows.last, !Self.goesOn(after: last.answer, frame: last.frame, previous: rows.dropLast().last?.frame) {
+                if stopped, let last = rows.last {
                     throw Failure(.unexpected, "frame \(rows.count): the tag answered \(last.answer)" + (rows.count < frames.count ? "; the remaining \(frames.count - rows.count) frame(s) were not sent" : ""))
                 }
-            }
-        }
-
-        /// Data and ACK go on; silence after SECTOR_SELECT's first step is its passive ACK.
-        static func goesOn(after answer: TagAnswer, frame: [UInt8], previous: [UInt8]?) -> Bool {
-            switch answer {
-            case .data, .ack: return true
-            case .nak: return false
-            case .noAnswer: return previous == [0xC2, 0xFF]
             }
         }
 
@@ -92,13 +85,10 @@ extension APDUCommand {
         }
 
         static func json(_ frame: [UInt8], _ answer: TagAnswer, showSecrets: Bool) -> JSON {
-            var m: [(String, JSON)] = [("frame", .string(shown(frame, showSecrets: showSecrets).replacingOccurrences(of: " ", with: "")))]
-            switch answer {
-            case let .data(bytes): m += [("answer", .string("data")), ("bytes", .hex(bytes))]
-            case .ack: m += [("answer", .string("ack")), ("bytes", .null)]
-            case let .nak(code): m += [("answer", .string("nak")), ("nak", .int(Int(code))), ("meaning", .string(TagAnswer.nakMeaning(code))), ("bytes", .null)]
-            case .noAnswer: m += [("answer", .string("none")), ("bytes", .null)]
-            }
+            var m: [(String, JSON)] = [("frame", .string(shown(frame, showSecrets: showSecrets).replacingOccurrences(of: " ", with: ""))),
+                                       ("answer", .string(answer.kind.rawValue))]
+            if case let .nak(code) = answer { m += [("nak", .int(Int(code))), ("meaning", .string(TagAnswer.nakMeaning(code)))] }
+            m.append(("bytes", answer.bytes.map { .hex($0) } ?? .null))
             return .object(m)
         }
     }

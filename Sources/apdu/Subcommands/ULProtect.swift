@@ -31,16 +31,10 @@ extension APDUCommand {
         var reads = false
 
         func newPassword() throws -> Type2Password {
-            if let newPasswordFile {
-                guard let data = FileManager.default.contents(atPath: newPasswordFile) else {
-                    throw Failure(.usage, "--new-password-file: cannot read '\(Terminal.safe(newPasswordFile))'")
-                }
-                return try TagAccessOptions.parse(TextInput.normalized([UInt8](data)), source: "--new-password-file")
-            }
-            guard let env = ProcessInfo.processInfo.environment["APDU_TAG_NEW_PASSWORD"], !env.isEmpty else {
+            guard let new = try TagAccessOptions.load(file: newPasswordFile, option: "--new-password-file", environment: "APDU_TAG_NEW_PASSWORD") else {
                 throw Failure(.usage, "give the new password with --new-password-file FILE or APDU_TAG_NEW_PASSWORD")
             }
-            return try TagAccessOptions.parse(env, source: "APDU_TAG_NEW_PASSWORD")
+            return new
         }
 
         func run() throws {

@@ -4,12 +4,18 @@ import ISO7816
 import NFCTags
 import TagReader
 
-/// `--reader-dialect` and the NTAG21x password (`--password-file`, `APDU_TAG_PASSWORD`).
-struct TagAccessOptions: ParsableArguments {
+/// `--reader-dialect`: how the reader reaches a tag's own commands.
+struct DialectOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "How the reader reaches a tag's own commands: transparent (PC/SC Part 3), acr122u, or storage. Default: from the reader's name and a harmless probe.",
         valueName: "dialect"))
     var readerDialect: ReaderDialect?
+}
+
+/// `--reader-dialect` and the NTAG21x password (`--password-file`, `APDU_TAG_PASSWORD`).
+struct TagAccessOptions: ParsableArguments {
+    @OptionGroup var dialect: DialectOptions
+    var readerDialect: ReaderDialect? { dialect.readerDialect }
 
     @Option(help: ArgumentHelp(
         "File holding the NTAG21x password as 8 hex digits, optionally followed by the expected PACK (4 hex digits); '#' comments allowed. Default: $APDU_TAG_PASSWORD. Never printed; redacted in traces.",
@@ -18,21 +24,20 @@ struct TagAccessOptions: ParsableArguments {
 
     /// The password from the file or the environment; nil when neither gives one.
     func password() throws -> Type2Password? {
-        let text: String
-        let source: String
-        if let passwordFile {
-            guard let data = FileManager.default.contents(atPath: passwordFile) else {
-                throw Failure(.usage, "--password-file: cannot read '\(Terminal.safe(passwordFile))'")
+        try Self.load(file: passwordFile, option: "--password-file", environment: "APDU_TAG_PASSWORD")
+    }
+
+    /// A password from `file` (named `option` in errors), else from the variable `environment`;
+    /// nil when neither gives one.
+    static func load(file: String?, option: String, environment: String) throws -> Type2Password? {
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Failure(.usage, "\(option): cannot read '\(Terminal.safe(file))'")
             }
-            text = TextInput.normalized([UInt8](data))
-            source = "--password-file"
-        } else if let env = ProcessInfo.processInfo.environment["APDU_TAG_PASSWORD"], !env.isEmpty {
-            text = env
-            source = "APDU_TAG_PASSWORD"
-        } else {
-            return nil
+            return try parse(TextInput.normalized([UInt8](data)), source: option)
         }
-        return try Self.parse(text, source: source)
+        guard let env = ProcessInfo.processInfo.environment[environment], !env.isEmpty else { return nil }
+        return try parse(env, source: environment)
     }
 
     /// "PWD [PACK]" in hex, separators and comments allowed. The error never shows the text.
