@@ -56,6 +56,27 @@ struct NativeCommandTests {
         #expect(!reader.sessionOpen)
     }
 
+    @Test("AUTHLIM: past 2^AUTHLIM wrong passwords even the right one is refused; without a limit it opens")
+    func authenticationLimit() throws {
+        for (authlim, opens) in [(UInt8(1), false), (UInt8(0), true)] {
+            var image = Type2TagModel.factoryImage(chip: .ntag213)
+            image[0x2A * 4] |= authlim                               // ACCESS bits 2-0
+            for (i, b) in [0x11, 0x22, 0x33, 0x44, 0x55, 0x66].enumerated() { image[0x2B * 4 + i] = UInt8(b) }
+            let reader = ContactlessReader(.transparent, tag: Type2TagModel(chip: .ntag213, memory: image))
+            try channel(reader).session { c in
+                for _ in 0..<2 {
+                    #expect(throws: TagError.self) { _ = try c.authenticate(password: [0, 0, 0, 0]) }
+                    try c.reactivate()
+                }
+                if opens {
+                    #expect(try c.authenticate(password: [0x11, 0x22, 0x33, 0x44]) == [0x55, 0x66])
+                } else {
+                    #expect(throws: TagError.self) { _ = try c.authenticate(password: [0x11, 0x22, 0x33, 0x44]) }
+                }
+            }
+        }
+    }
+
     @Test("a storage-only reader: one line naming the reader, nothing sent to the tag")
     func storageOnly() throws {
         let reader = ContactlessReader(.storageOnly, tag: Type2TagModel(chip: .ntag213))
