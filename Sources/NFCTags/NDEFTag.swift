@@ -32,19 +32,32 @@ extension Type4Tag: NDEFTag {
 
 /// Which NFC Forum tag type a card is, and its NDEF procedures, found over `transport`.
 ///
-/// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag; another
-/// storage card (MIFARE Classic, a memory card) has no NDEF procedure here; anything else may
-/// carry the Type 4 NDEF application and is asked for it with SELECT.
+/// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag, of ISO 15693
+/// a Type 5 tag, of FeliCa a Type 3 tag; another storage card (MIFARE Classic, a memory card)
+/// has no NDEF procedure here; anything else may carry the Type 4 NDEF application and is asked
+/// for it with SELECT.
 /// - Parameters:
 ///   - transport: the channel to the card, with its transmission policy.
 ///   - atr: the card's answer to reset.
-///   - tolerant: a Type 2 tag whose TLV area does not parse is still returned (to restore it).
-/// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), or the channel's errors.
-public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false) throws -> any NDEFTag {
-    if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant) }
+///   - tolerant: a tag whose TLV area or attribute block does not parse is still returned (to restore it).
+///   - commands: the reader's tag-command channel, for Types 2, 5 and 3 (nil: storage
+///     pseudo-APDUs only; Type 3 then cannot be reached).
+/// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), `TagCommandError`, or
+///   the channel's errors.
+public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false, commands: TagCommandChannel? = nil) throws -> any NDEFTag {
+    if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
+    if Type5Tag.isType5(atr: atr) { return try Type5Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
+    if Type3Tag.isType3(atr: atr) {
+        return try Type3Tag.detect(transport, commands: commands ?? TagCommandChannel(transport: transport, dialect: .storageOnly), tolerant: tolerant)
+    }
     if let storage = (try? ATR(bytes: atr))?.storageCard {
         let name = storage.name ?? "storage card \(Hex.encode([UInt8(storage.cardName >> 8), UInt8(storage.cardName & 0xFF)]))"
-        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2 or Type 4 tag")
+        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2, 3, 4 or 5 tag")
     }
     return try Type4Tag.detect(transport, atr: atr)
+}
+
+/// Whether a card needs the reader's tag-command channel for its NDEF procedures (Type 2, 3, 5).
+public func usesTagCommands(atr: [UInt8]) -> Bool {
+    Type2Tag.isType2(atr: atr) || Type5Tag.isType5(atr: atr) || Type3Tag.isType3(atr: atr)
 }

@@ -6,6 +6,8 @@ import ISO7816
 /// - Type 2: the data-area bytes from the first TLV up to the end of the NDEF TLV (and its
 ///   terminator), whole pages, with the CC and the UID they belong to.
 /// - Type 4: the NDEF file's NLEN/ENLEN and message.
+/// - Type 5: the bytes after the CC up to the end of the NDEF TLV (and its terminator), with the CC.
+/// - Type 3: the attribute block (as `cc`) and the message's data blocks from block 1 (`start` 16).
 ///
 /// Saved as a small text file (`encoded()`), one `key value` per line, so a person can read it:
 ///
@@ -22,7 +24,7 @@ import ISO7816
 public struct TagBackup: Sendable, Hashable {
     public static let header = "# apdu tag backup: put it back with `apdu ndef-write --restore FILE`"
 
-    /// `type2` or `type4`; nil for a bare message (an older backup, or any NDEF file).
+    /// `type2`, `type3`, `type4` or `type5`; nil for a bare message (an older backup, or any NDEF file).
     public var kind: String?
     public var uid: [UInt8]?
     /// Type 2: the CC (page 3); Type 4: the capability container file.
@@ -93,13 +95,15 @@ public struct TagBackup: Sendable, Hashable {
         }
         guard values["format"]?.0 == "1" else { throw ParseError(line: values["format"]?.1 ?? 0, reason: "unknown backup format (1 expected)") }
         let kind = values["kind"]?.0
-        guard kind == "type2" || kind == "type4" else { throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type2 or type4") }
+        guard let kind, ["type2", "type3", "type4", "type5"].contains(kind) else {
+            throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type2, type3, type4 or type5")
+        }
         guard let (startText, startLine) = values["start"], let start = Int(startText), (0...0xFFFF).contains(start) else {
             throw ParseError(line: values["start"]?.1 ?? 0, reason: "start must be a byte address")
         }
         _ = startLine
         self.init(kind: kind, uid: try hex("uid", required: false), capabilityContainer: try hex("cc")!, start: start,
                   bytes: try hex("bytes")!, message: try hex("message")!, reader: values["reader"]?.0)
-        guard !bytes.isEmpty else { throw ParseError(line: values["bytes"]!.1, reason: "no bytes to restore") }
+        guard !bytes.isEmpty || kind == "type3" else { throw ParseError(line: values["bytes"]!.1, reason: "no bytes to restore") }
     }
 }

@@ -88,6 +88,35 @@ public enum TagAnswer: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// The radio protocol a tag speaks, as PC/SC Part 3's switch-protocol data object names it
+/// (`8F 02 std layer`: std 00 ISO 14443 A, 02 ISO 15693, 03 FeliCa).
+public enum RFProtocol: String, Sendable, Hashable, CustomStringConvertible {
+    /// NFC-A: Type 2 tags (answers may be a 4-bit ACK/NAK).
+    case iso14443A
+    /// NFC-V: Type 5 tags. Every answer is whole bytes, its first the response flags.
+    case iso15693
+    /// NFC-F: Type 3 tags. Every frame starts with its length byte.
+    case felica
+
+    public var description: String {
+        switch self {
+        case .iso14443A: return "ISO 14443 A"
+        case .iso15693: return "ISO 15693"
+        case .felica: return "FeliCa"
+        }
+    }
+
+    /// The standard and layer bytes of DO 8F (PC/SC Part 3 §3.2.2.1.7.3); ISO 15693 layer 3
+    /// as ACS's ACR1552U takes it.
+    var switchObject: [UInt8] {
+        switch self {
+        case .iso14443A: return [0x8F, 0x02, 0x00, 0x03]
+        case .iso15693: return [0x8F, 0x02, 0x02, 0x03]
+        case .felica: return [0x8F, 0x02, 0x03, 0x00]
+        }
+    }
+}
+
 /// Why a native tag command could not be carried.
 public struct TagCommandError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
@@ -139,6 +168,10 @@ public final class TagCommandChannel {
     /// sector other than 0. The session's end wakes it afresh (field off and on).
     public var tagStateChanged: Bool { authenticated || sector != 0 }
     private var lastFrame: [UInt8] = []
+    /// The protocol the tag speaks (`use(_:)` sets it): decides how answers are read, and on a
+    /// transparent session which protocol the reader is switched to.
+    public private(set) var rfProtocol = RFProtocol.iso14443A
+    private var protocolSwitched = false
     public init(transport: APDUTransport, dialect: ReaderDialect, readerName: String = "the reader") {
         self.transport = transport
         self.dialect = dialect
@@ -174,6 +207,17 @@ public final class TagCommandChannel {
         }
     }
 
+    /// Speaks `rfProtocol` from now on. A transparent session switches the reader to it (DO 8F)
+    /// when the session starts. The ACR122U (PN532) has no ISO 15693: that is refused here,
+    /// before anything is sent.
+    public func use(_ rfProtocol: RFProtocol) throws(TagCommandError) {
+        if rfProtocol == .iso15693 && dialect == .acr122u {
+            throw TagCommandError(.noRawPath, "\(readerName) is an ACR122U (PN532), which has no ISO 15693: a Type 5 tag needs a reader with a PC/SC Part 3 transparent exchange")
+        }
+        self.rfProtocol = rfProtocol
+        protocolSwitched = false
+    }
+
     /// Runs `body` and ends the transparent session it may have started, on every path.
     public func session<R>(_ body: (TagCommandChannel) throws -> R) throws -> R {
         defer { endSession() }
@@ -186,6 +230,7 @@ public final class TagCommandChannel {
         if tagIdle || tagStateChanged { try? reactivate() }
         guard sessionOpen else { return }
         sessionOpen = false
+        protocolSwitched = false
         _ = try? manage([0x82, 0x00])
     }
 
@@ -199,7 +244,9 @@ public final class TagCommandChannel {
             guard sessionOpen else { return }
             try manage([0x83, 0x00, 0x84, 0x00])
         case .acr122u:
-            for command: [UInt8] in [[0xD4, 0x32, 0x01, 0x00], [0xD4, 0x32, 0x01, 0x01], [0xD4, 0x4A, 0x01, 0x00]] {
+            // InListPassiveTarget: 106 kbps type A, or 212 kbps FeliCa with a polling request.
+            let list: [UInt8] = rfProtocol == .felica ? [0xD4, 0x4A, 0x01, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x00] : [0xD4, 0x4A, 0x01, 0x00]
+            for command: [UInt8] in [[0xD4, 0x32, 0x01, 0x00], [0xD4, 0x32, 0x01, 0x01], list] {
                 apdusSent += 1
                 let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: command, ne: 256))
                 guard r.statusWord == .success else {
@@ -216,6 +263,10 @@ public final class TagCommandChannel {
     /// this index on are a password; the transport's observer (traces) sees them marked secret.
     public func transceive(_ frame: [UInt8], secretFrom: Int? = nil) throws -> TagAnswer {
         let answer = try marked(frame, secretFrom: secretFrom)
+        guard rfProtocol == .iso14443A else {
+            tagIdle = answer == .noAnswer
+            return answer
+        }
         // SECTOR_SELECT's second step answers by silence and leaves the tag active.
         tagIdle = answer == .noAnswer ? lastFrame != [0xC2, 0xFF] : { if case .nak = answer { return true } else { return false } }()
         if frame.first == 0x1B, answer.bytes != nil { authenticated = true }
@@ -252,6 +303,10 @@ public final class TagCommandChannel {
                 _ = try manage([0x81, 0x00, 0x5F, 0x46, 0x04] + withUnsafeBytes(of: micros.littleEndian, Array.init))
                 sessionOpen = true
             }
+            if rfProtocol != .iso14443A && !protocolSwitched {
+                _ = try send(ins: 0xC2, p2: 0x02, data: rfProtocol.switchObject, what: "switch to \(rfProtocol)")
+                protocolSwitched = true
+            }
             framesSent += 1
             let objects = try send(ins: 0xC2, p2: 0x01, data: [0x95] + BERTLV.encodeLength(frame.count) + frame, what: "transparent exchange")
             let status = objects.first { $0.tag == [0xC0] }?.value
@@ -261,7 +316,7 @@ public final class TagCommandChannel {
             }
             let bits = objects.first { $0.tag == [0x92] }?.value.first.map { Int($0) }
             guard let answer = objects.first(where: { $0.tag == [0x97] })?.value else { return .noAnswer }
-            return TagAnswer(frame: answer, validBits: bits)
+            return rfProtocol == .iso14443A ? TagAnswer(frame: answer, validBits: bits) : .data(answer)
         case .acr122u:
             framesSent += 1
             apdusSent += 1
@@ -283,6 +338,7 @@ public final class TagCommandChannel {
             case let e: throw TagCommandError(.readerRefused, "\(readerName) (PN532) reports error \(Hex.encode([e])) for the tag command")
             }
             let answer = Array(r.data[3...])
+            if rfProtocol != .iso14443A { return answer.isEmpty ? .noAnswer : .data(answer) }
             // The PN532 passes a 4-bit ACK as one byte 0A, or drops it (status 00, no data).
             return answer.isEmpty ? .ack : TagAnswer(frame: answer)
         }
@@ -303,7 +359,7 @@ public final class TagCommandChannel {
         do { objects = try BERTLV.decode(r.data, maxDepth: 1) } catch {
             throw TagCommandError(.malformed, "\(readerName) answered the \(what) with \(r.data.hexString), which is not a list of data objects: \(error)")
         }
-        if let status = objects.first(where: { $0.tag == [0xC0] })?.value, status.count == 3, status[0] != 0, p2 == 0 {
+        if let status = objects.first(where: { $0.tag == [0xC0] })?.value, status.count == 3, status[0] != 0, p2 != 1 {
             throw TagCommandError(.readerRefused, "\(readerName) reports error \(status.hexString) for the \(what)")
         }
         return objects

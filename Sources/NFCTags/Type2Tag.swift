@@ -51,7 +51,9 @@ public struct Type2TLVArea: Hashable, Sendable {
     public var dataArea: Range<Int>
 
     /// Parses the TLVs in `memory[dataArea]`. Every length is checked against the data area.
-    public init(memory: [UInt8], dataArea: Range<Int>) throws(TagError) {
+    /// `controlTLVs`: lock and memory control TLVs (01, 02) reserve bytes, as on Type 2; Type 5
+    /// defines none, so there they are skipped like any unknown TLV.
+    public init(memory: [UInt8], dataArea: Range<Int>, controlTLVs: Bool = true) throws(TagError) {
         self.dataArea = dataArea
         guard dataArea.upperBound <= memory.count else {
             throw TagError(.lengthLies, "the capability container claims \(dataArea.count) data bytes, the tag has \(max(0, memory.count - dataArea.lowerBound))")
@@ -91,7 +93,7 @@ public struct Type2TLVArea: Hashable, Sendable {
                 break
             }
             var value: [UInt8] = []
-            if tag == 0x01 || tag == 0x02 {
+            if controlTLVs && (tag == 0x01 || tag == 0x02) {
                 guard length == 3 else { throw TagError(.badCapabilityContainer, "a \(tag == 1 ? "lock" : "memory") control TLV of length \(length), 3 expected") }
                 for _ in 0..<3 { value.append(try byte(&p)) }
                 let e = Int(value[2] & 0x0F)

@@ -53,6 +53,8 @@ public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
         case unsafe
         /// PWD_AUTH refused, or the PACK is not the one expected.
         case authenticationFailed
+        /// A Type 3 tag found with WriteF 0F: a write was cut and the message may be incomplete.
+        case interrupted
     }
     public var kind: Kind
     public var message: String

@@ -18,10 +18,10 @@ public final class TagTransaction {
     public let atr: [UInt8]
     /// Every APDU of the tag's procedures goes through this (its observer sees them).
     public let transport: APDUTransport
-    /// The tag's NDEF procedures: a `Type4Tag` or a `Type2Tag`.
+    /// The tag's NDEF procedures: a `Type4Tag`, `Type2Tag`, `Type5Tag` or `Type3Tag`.
     public let tag: any NDEFTag
-    /// The reader's native tag-command path for a Type 2 tag (its dialect may be storage-only);
-    /// nil for a Type 4 tag. Its transparent session ends with the transaction.
+    /// The reader's native tag-command path for a Type 2, 5 or 3 tag (its dialect may be
+    /// storage-only); nil for a Type 4 tag. Its transparent session ends with the transaction.
     public let commands: TagCommandChannel?
 
     init(reader: String, card: Card, atr: [UInt8], transport: APDUTransport, tag: any NDEFTag, commands: TagCommandChannel?) {
@@ -90,15 +90,15 @@ public final class TagTransaction {
         try card.endingTransaction {
             let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
             let transport = APDUTransport(channel: PCSCChannel(card: card), observer: observer)
-            // Type 2: the reader's native path (probes stay in the reader), ended on every path.
-            let commands = Type2Tag.isType2(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: card.reader, override: access.dialect) : nil
+            // Types 2, 3, 5: the reader's native path (probes stay in the reader), ended on every path.
+            let commands = usesTagCommands(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: card.reader, override: access.dialect) : nil
             defer { commands?.endSession() }
             let tag: any NDEFTag
-            if let commands {
+            if let commands, Type2Tag.isType2(atr: atr) {
                 tag = try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands, password: access.password)
             } else {
                 if access.password != nil { throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one") }
-                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant)
+                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant, commands: commands)
             }
             return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag, commands: commands))
         }
@@ -149,6 +149,10 @@ public struct TagInspection: Sendable {
     public var locks: Type2LockState?
     /// Whether `makeReadOnly()` has anything left to do.
     public var canMakeReadOnly: Bool
+    /// Type 5: the CC's write access and each block's lock.
+    public var type5Locks: Type5LockState?
+    /// Type 3: RWFlag and the memory configuration block.
+    public var type3Locks: Type3LockState?
 }
 
 extension TagTransaction {
@@ -211,6 +215,22 @@ extension TagTransaction {
             guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
             return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
         }
+        if let t5 = tag as? Type5Tag {
+            guard !(try t5.readLockState()).isFullyLocked else {
+                throw TagError(.readOnly, "the tag is already locked (CC write access 11, every block locked); nothing was written")
+            }
+            let report = try t5.makeReadOnly()
+            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
+            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
+        }
+        if let t3 = tag as? Type3Tag {
+            guard !(try t3.readLockState()).isFullyLocked else {
+                throw TagError(.readOnly, "the tag is already locked (RWFlag 00, memory configuration read-only); nothing was written")
+            }
+            let report = try t3.makeReadOnly()
+            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
+            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
+        }
         throw TagError(.notNDEF, "no lock procedure for this tag")
     }
 
@@ -219,16 +239,22 @@ extension TagTransaction {
     /// The status, the current message's length and whether it parses, and (Type 2) the locks.
     public func inspect() throws -> TagInspection {
         let locks = try (tag as? Type2Tag)?.readLockState()
-        let canLock = locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
+        let t5 = tag as? Type5Tag, t3 = tag as? Type3Tag
+        let locks5 = try t5?.readLockState(), locks3 = try t3?.readLockState()
+        var canLock = locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
+        if let t5, let locks5 { canLock = t5.commands != nil && locks5.lockedBlocks != nil && !locks5.isFullyLocked }
+        if let t3, let locks3 { canLock = t3.polling.isLite && t3.attribute != nil && !locks3.isFullyLocked }
+        var inspection = TagInspection(locks: locks, canMakeReadOnly: canLock, type5Locks: locks5, type3Locks: locks3)
         do {
             let message = try tag.readNDEF()
             if !message.isEmpty { _ = try NDEFMessage(decoding: message) }
-            return TagInspection(length: message.count, locks: locks, canMakeReadOnly: canLock)
+            inspection.length = message.count
         } catch let e as TagError {
-            return TagInspection(messageError: e.message, locks: locks, canMakeReadOnly: canLock)
+            inspection.messageError = e.message
         } catch let e as NDEFError {
-            return TagInspection(messageError: "the message does not parse: \(e)", locks: locks, canMakeReadOnly: canLock)
+            inspection.messageError = "the message does not parse: \(e)"
         }
+        return inspection
     }
 }
 

@@ -118,7 +118,7 @@ extension TagError {
         switch kind {
         case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe, .authenticationFailed:
             return Failure(.unexpected, message)
-        case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge: return Failure(.badData, message)
+        case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge, .interrupted: return Failure(.badData, message)
         case .beyondReach: return Failure(.unavailable, message)
         case .differentTag: return Failure(.refused, message)
         }
