@@ -210,7 +210,10 @@ public final class Type5Tag: NDEFTag {
     /// Reads progressively until the walk meets the NDEF TLV (one frame on most tags).
     func walkTLVs() throws {
         let end = areaEnd
-        var readTo = min(end, commands != nil ? capabilityContainer.size + maxBlocksPerRead * blockSize : capabilityContainer.size + 16)
+        // What detection brought already (one frame of blocks from 0), else a first piece.
+        var prefix = 0
+        while loaded.contains(prefix) { prefix += 1 }
+        var readTo = min(end, max(capabilityContainer.size + 16, prefix * blockSize))
         while true {
             try ensureRead(dataArea.lowerBound..<readTo)
             let walk = Result { () throws(TagError) in

@@ -12,6 +12,11 @@ import ISO7816
 /// - `.acr122u`: `FF 00 00 00 Lc D4 …` to the PN532: 02 GetFirmwareVersion, 42
 ///   InCommunicateThru, 32 RFConfiguration (field off/on), 4A InListPassiveTarget.
 /// - `.storageOnly`: none of those (`6A 81`, function not supported).
+///
+/// Tags of ISO 15693 and FeliCa: a transparent session switches to their protocol with
+/// `FF C2 00 02` (DO 8F; another protocol than the tag's is an error in DO C0), and their
+/// answers are whole bytes. The ACR122U reaches FeliCa (InListPassiveTarget at 212 kbps) but
+/// has no ISO 15693: frames to such a tag time out.
 public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
     public enum Dialect: String, Sendable, CaseIterable {
         case transparent, acr122u, storageOnly = "storage"
@@ -97,6 +102,12 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
             case let .nak(code): return Self.ok + [0x92, 0x01, 0x04, 0x97, 0x01, code, 0x90, 0x00]
             case .silence: return [0xC0, 0x03, 0x01, 0x64, 0x01, 0x90, 0x00]
             }
+        case 0x02:
+            guard let object = objects.first(where: { $0.tag == [0x8F] })?.value, object.count == 2 else {
+                return [0xC0, 0x03, 0x01, 0x6A, 0x80, 0x90, 0x00]
+            }
+            guard object[0] == tag.air.rawValue else { return [0xC0, 0x03, 0x01, 0x6A, 0x81, 0x90, 0x00] }
+            return Self.ok + [0x90, 0x00]
         default:
             return [0x6A, 0x81]
         }
@@ -117,8 +128,15 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
         case 0x4A:
             state.withLock { $0.fieldOn = true }
             tag.reset()
+            let wantsFeliCa = command.count >= 4 && command[3] == 0x01
+            guard wantsFeliCa == (tag.air == .felica), tag.air != .iso15693 else { return [0xD5, 0x4B, 0x00, 0x90, 0x00] }
+            if wantsFeliCa, case let .data(polled) = send(Array(command[4...])) {
+                return [0xD5, 0x4B, 0x01, 0x01] + polled + [0x90, 0x00]
+            }
             let uid = tag.uid
             return [0xD5, 0x4B, 0x01, 0x01, 0x00, 0x44, 0x00, UInt8(uid.count)] + uid + [0x90, 0x00]
+        case 0x42 where tag.air == .iso15693:
+            return [0xD5, 0x43, 0x01, 0x90, 0x00]
         case 0x42:
             switch send(Array(command[2...])) {
             case let .data(bytes): return [0xD5, 0x43, 0x00] + bytes + [0x90, 0x00]

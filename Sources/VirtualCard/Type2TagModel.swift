@@ -410,6 +410,20 @@ public protocol NativeTagModel: EmulatedCard {
     func transceive(_ frame: [UInt8]) -> NativeAnswer
     /// The UID the reader reports on activation.
     var uid: [UInt8] { get }
+    /// The radio protocol the tag speaks.
+    var air: AirInterface { get }
+}
+
+/// A tag's radio protocol, as a reader's switch-protocol object names it (PC/SC Part 3 DO 8F:
+/// 00 ISO 14443 A, 02 ISO 15693, 03 FeliCa).
+public enum AirInterface: UInt8, Sendable, Hashable {
+    case iso14443A = 0x00
+    case iso15693 = 0x02
+    case felica = 0x03
+}
+
+extension NativeTagModel {
+    public var air: AirInterface { .iso14443A }
 }
 
 extension Type2TagModel: NativeTagModel {
