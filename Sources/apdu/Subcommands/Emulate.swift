@@ -77,8 +77,8 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Type 2: load the memory image from this hex file and save every change back to it.", valueName: "file"))
         var memory: String?
 
-        @Option(help: ArgumentHelp("Type 2: the reader around the tag: storage (pseudo-APDUs only), transparent (PC/SC Part 3 transparent exchange) or acr122u.", valueName: "model"))
-        var readerModel: ContactlessReader.Dialect = .storageOnly
+        @Option(help: ArgumentHelp("The reader around a --type2/3/5 tag: storage (pseudo-APDUs only; Type 2's default), transparent (PC/SC Part 3 transparent exchange; Types 5 and 3's default) or acr122u.", valueName: "model"))
+        var readerModel: ContactlessReader.Dialect?
 
         @Option(help: ArgumentHelp("Type 2: the tag's 7-byte UID in hex.", valueName: "hex"))
         var uid: String?
@@ -86,12 +86,31 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Type 2: the 32-byte originality signature READ_SIG returns (default: zeros, an unsigned chip).", valueName: "hex"))
         var signature: String?
 
+        @Option(help: ArgumentHelp("Emulate a Type 5 (ISO 15693) tag: icode-slix, st25dv64k, tagit (behind --reader-model transparent unless storage is given).", valueName: "chip"))
+        var type5: String?
+
+        @Option(help: ArgumentHelp("Emulate a Type 3 (FeliCa) tag: felica-lite-s, felica-standard (behind --reader-model transparent or acr122u).", valueName: "chip"))
+        var type3: String?
+
         func validate() throws {
             if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
             if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
-            if type2 == nil && (uid != nil || signature != nil || readerModel != .storageOnly) {
-                throw ValidationError("--uid, --signature and --reader-model are for --type2")
+            if type2 == nil && (uid != nil || signature != nil) {
+                throw ValidationError("--uid and --signature are for --type2")
             }
+            if type2 == nil && type5 == nil && type3 == nil && readerModel != nil {
+                throw ValidationError("--reader-model is for --type2, --type5 and --type3")
+            }
+            if [type2 != nil, type4, type5 != nil, type3 != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("--type2, --type3, --type4 and --type5 exclude each other")
+            }
+            if let type5, ISO15693TagModel.Chip.all[type5] == nil {
+                throw ValidationError("unknown --type5 chip '\(type5)'; known: \(ISO15693TagModel.Chip.all.keys.sorted().joined(separator: ", "))")
+            }
+            if let type3, FeliCaTagModel.Chip.all[type3] == nil {
+                throw ValidationError("unknown --type3 chip '\(type3)'; known: \(FeliCaTagModel.Chip.all.keys.sorted().joined(separator: ", "))")
+            }
+            if type5 != nil && readerModel == .acr122u { throw ValidationError("--type5: the ACR122U (PN532) has no ISO 15693; use --reader-model transparent or storage") }
             if port == 0 { throw ValidationError("--port must be 1-65535") }
             if card != "demo" && script == nil { throw ValidationError("unknown --card '\(card)'; known: demo") }
             if !["2.0", "3.0"].contains(mapping) { throw ValidationError("--mapping must be 2.0 or 3.0") }
@@ -103,7 +122,6 @@ extension APDUCommand {
             if let type2, Type2TagModel.Chip.all[type2] == nil {
                 throw ValidationError("unknown --type2 chip '\(type2)'; known: \(Type2TagModel.Chip.all.keys.sorted().joined(separator: ", "))")
             }
-            if type2 != nil && type4 { throw ValidationError("--type2 and --type4 exclude each other") }
             if let n = removeAfter, n < 0 { throw ValidationError("--remove-after must be 0 or more") }
             if let d = delayMs, d < 0 || d > 600_000 { throw ValidationError("--delay-ms must be 0-600000") }
             if let garbage { do { _ = try Hex.decode(garbage, allowEmpty: true) } catch { throw ValidationError("--garbage: \(error)") } }
@@ -129,8 +147,18 @@ extension APDUCommand {
                             try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
                         }
                     }
-                    model = readerModel == .storageOnly ? tag : ContactlessReader(readerModel, tag: tag)
-                    description = "\(chip.name) (Type 2, \(chip.pages) pages) behind a \(readerModel.rawValue) reader"
+                    let dialect = readerModel ?? .storageOnly
+                    model = dialect == .storageOnly ? tag : ContactlessReader(dialect, tag: tag)
+                    description = "\(chip.name) (Type 2, \(chip.pages) pages) behind a \(dialect.rawValue) reader"
+                } else if let type5, let chip = ISO15693TagModel.Chip.all[type5] {
+                    // A reader model given on the command line counts; the default is a transparent reader.
+                    let dialect = readerModel ?? .transparent
+                    model = ContactlessReader(dialect, tag: ISO15693TagModel(chip: chip))
+                    description = "\(chip.name) (Type 5, \(chip.blocks) blocks of \(chip.blockSize) bytes) behind a \(dialect.rawValue) reader"
+                } else if let type3, let chip = FeliCaTagModel.Chip.all[type3] {
+                    let dialect = readerModel ?? .transparent
+                    model = ContactlessReader(dialect, tag: FeliCaTagModel(chip: chip))
+                    description = "\(chip.name) (Type 3, \(chip.userBlocks) user blocks) behind a \(dialect.rawValue) reader"
                 } else if type4 {
                     var c = Type4TagModel.Configuration()
                     c.version = mapping == "3.0" ? 0x30 : 0x20

@@ -13,7 +13,12 @@ extension APDUCommand {
                 Type 2: CC write access 0F, every dynamic lock bit (where the lock control TLV or the \
                 chip's datasheet puts them), then the static lock bytes. A lock cut short (a pulled \
                 card) is finished by running the command again. Then checks that the lock bytes read \
-                back set and that the tag refuses writes. This cannot be undone.
+                back set and that the tag refuses writes. \
+                Type 5: CC write access 11, then LOCK BLOCK on every block of the T5T area (the CC's \
+                own blocks last); needs a reader that carries ISO 15693 frames. \
+                Type 3: RWFlag 00, then on FeliCa Lite / Lite-S the memory configuration block (every \
+                user block read-only, the MC itself frozen); other FeliCa cards have no permanent lock \
+                and are refused. This cannot be undone.
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -37,7 +42,7 @@ extension APDUCommand {
                         throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(t.reader))")
                     }
                 }
-                // Type 4 reports the new write-access byte; Type 2 the steps done now and before.
+                // Type 4 reports the new write-access byte; Types 2, 5 and 3 the steps done now and before.
                 let details: [(String, JSON)] = receipt.writeAccess.map { [("writeAccess", .string($0))] }
                     ?? [("done", .array(receipt.done.map(JSON.string))), ("alreadyDone", .array(receipt.alreadyDone.map(JSON.string))), ("lockBitsSet", .bool(true))]
                 if output.json {

@@ -9,7 +9,7 @@ extension APDUCommand {
     struct NdefRead: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ndef-read",
-            abstract: "Read the NDEF message of a tag (Type 4 or Type 2) and decode it.")
+            abstract: "Read the NDEF message of a tag (Type 2, 3, 4 or 5) and decode it.")
 
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions

@@ -58,6 +58,10 @@ extension APDUCommand {
                          "  MLe \(cc.mle), MLc \(cc.mlc), NDEF file \(cc.fileID.hexString) of \(cc.maxFileSize) bytes"]
             } else if let t2 = tag as? Type2Tag, let locks = inspection.locks {
                 (details, lines) = type2Details(t2, locks: locks, canLock: canLock)
+            } else if let t5 = tag as? Type5Tag, let locks = inspection.type5Locks {
+                (details, lines) = type5Details(t5, locks: locks, canLock: canLock)
+            } else if let t3 = tag as? Type3Tag, let locks = inspection.type3Locks {
+                (details, lines) = type3Details(t3, locks: locks, canLock: canLock)
             }
             if output.json {
                 Terminal.print(JSON.object([
@@ -73,6 +77,57 @@ extension APDUCommand {
                 for line in lines { Terminal.print(line) }
                 Terminal.print("  can be made read-only: \(canLock ? "yes (apdu ndef-lock --yes)" : "no")")
             }
+        }
+
+        func type5Details(_ t5: Type5Tag, locks: Type5LockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+            let cc = t5.capabilityContainer
+            let ranges = locks.lockedRanges.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+            let details: [(String, JSON)] = [
+                ("capabilityContainer", .hex(cc.bytes)), ("dataAreaSize", .int(cc.dataAreaSize)), ("blockSize", .int(t5.blockSize)),
+                ("blockCount", t5.blockCount.map(JSON.int) ?? .null), ("chip", .string(t5.chipDescription)),
+                ("readMultipleBlocks", .bool(cc.supportsReadMultiple)), ("extendedCommands", .bool(cc.needsExtendedCommands)),
+                ("locks", .object([("ccWriteAccess", .int(Int(locks.ccWriteAccess))),
+                                   ("lockedBlocks", locks.lockedBlocks == nil ? .null : .array(ranges.map(JSON.string))),
+                                   ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))])),
+            ]
+            var lines = ["  CC \(Hex.encode(cc.bytes, separator: " ")): data area \(cc.dataAreaSize) bytes, read access \(cc.readAccess), write access \(cc.writeAccess)"
+                         + (cc.supportsReadMultiple ? ", READ MULTIPLE BLOCKS" : "") + (cc.needsExtendedCommands ? ", extended commands" : ""),
+                         "  chip: \(t5.chipDescription); \(t5.blockCount.map { "\($0) blocks" } ?? "block count unknown") of \(t5.blockSize) bytes"]
+            if locks.lockedBlocks == nil {
+                lines.append("  locked blocks: unknown (this reader path has no GET MULTIPLE BLOCK SECURITY STATUS)")
+            } else {
+                lines.append("  locked blocks: \(ranges.isEmpty ? "none" : ranges.joined(separator: ", ")) of \(locks.areaBlocks.lowerBound)-\(locks.areaBlocks.upperBound - 1)")
+            }
+            if locks.isPartlyLocked {
+                lines.append("  PARTLY LOCKED: \(locks.ccWriteAccess != 0 ? "the CC says read-only" : "some blocks are locked") but not every lock is set\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
+            }
+            return (details, lines)
+        }
+
+        func type3Details(_ t3: Type3Tag, locks: Type3LockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+            var details: [(String, JSON)] = [("chip", .string(t3.polling.productName)), ("idm", .hex(t3.polling.idm)), ("pmm", .hex(t3.polling.pmm)),
+                                             ("attributeBlock", .hex(t3.attributeBlock))]
+            var lines = ["  chip: \(t3.polling.productName), IDm \(t3.polling.idm.hexString), PMm \(t3.polling.pmm.hexString)"]
+            if let a = t3.attribute {
+                details += [("nbr", .int(a.nbr)), ("nbw", .int(a.nbw)), ("nmaxb", .int(a.nmaxb)), ("writeF", .hex([a.writeF])), ("rwFlag", .hex([a.rwFlag]))]
+                lines.append("  attribute block: version \(a.versionString), Nbr \(a.nbr), Nbw \(a.nbw), Nmaxb \(a.nmaxb), WriteF \(Hex.encode([a.writeF])), RWFlag \(Hex.encode([a.rwFlag])), Ln \(a.ln)")
+                if a.writeInProgress {
+                    lines.append("  INTERRUPTED WRITE: WriteF 0F (apdu ndef-write --restore BACKUP puts the previous message back)")
+                }
+            }
+            let mc = locks.memoryConfiguration
+            details.append(("locks", .object([("rwFlag", .hex([locks.rwFlag])), ("memoryConfiguration", mc.map { .hex($0) } ?? .null),
+                                               ("readOnlyBlocks", .array(locks.readOnlyBlocks.map(JSON.int))), ("memoryConfigurationFrozen", .bool(locks.mcFrozen)),
+                                               ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))])))
+            if let mc {
+                lines.append("  memory configuration (88h) \(Hex.encode(Array(mc.prefix(4)), separator: " ")): \(locks.readOnlyBlocks.isEmpty ? "every user block writable" : "\(locks.readOnlyBlocks.count) of 14 user blocks read-only")\(locks.mcFrozen ? ", frozen" : "")")
+            } else {
+                lines.append("  no memory configuration block: RWFlag is this card's only NDEF lock, and ndef-lock refuses it")
+            }
+            if locks.isPartlyLocked {
+                lines.append("  PARTLY LOCKED\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
+            }
+            return (details, lines)
         }
 
         func type2Details(_ t2: Type2Tag, locks: Type2LockState, canLock: Bool) -> ([(String, JSON)], [String]) {

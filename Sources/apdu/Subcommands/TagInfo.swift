@@ -7,7 +7,7 @@ extension APDUCommand {
     struct TagInfo: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "tag-info",
-            abstract: "Identify a Type 2 tag: chip (GET_VERSION), UID, NXP originality signature, NFC counter.",
+            abstract: "Identify a tag: Type 2 chip (GET_VERSION), UID, NXP originality signature, NFC counter; Type 5 system info; Type 3 IDm, PMm, systems.",
             discussion: """
                 The signature is checked against NXP's published keys (ECDSA secp128r1, through OpenSSL). One that \
                 does not verify is reported (signature.valid false, exit 0), not treated as an error: the tag answered. \
@@ -21,14 +21,55 @@ extension APDUCommand {
 
         @OptionGroup var dialect: DialectOptions
 
+        /// A Type 5 or Type 3 tag's identity, in JSON fields and lines.
+        func otherFamily(_ atr: [UInt8], _ commands: TagCommandChannel) throws -> (json: [(String, JSON)], lines: [String])? {
+            if Type5Tag.isType5(atr: atr) {
+                let iso = try ISO15693Commands(channel: commands)
+                var info = try iso.getSystemInfo()
+                if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
+                let memory = "\(info.blockCount.map(String.init) ?? "?") blocks of \(info.blockSize.map(String.init) ?? "?") bytes"
+                return ([("kind", .string("type5")), ("uid", .hex(info.displayUID)), ("manufacturer", .string(info.manufacturerName)),
+                         ("icReference", info.icReference.map { .hex([$0]) } ?? .null), ("blockCount", info.blockCount.map(JSON.int) ?? .null),
+                         ("blockSize", info.blockSize.map(JSON.int) ?? .null)],
+                        ["Chip:      ISO 15693 (Type 5), \(info.manufacturerName)" + (info.icReference.map { ", IC reference \(Hex.encode([$0]))" } ?? ""),
+                         "UID:       \(Hex.encode(info.displayUID, separator: " "))", "Memory:    \(memory)"])
+            }
+            if Type3Tag.isType3(atr: atr) {
+                let felica = try FeliCaCommands(channel: commands)
+                guard let polled = try felica.polling() else { throw Failure(.unexpected, "the FeliCa card did not answer Polling") }
+                let systems = (try? felica.requestSystemCode()) ?? []
+                let codes = systems.map { String(format: "%04X", $0) }
+                return ([("kind", .string("type3")), ("chip", .string(polled.productName)), ("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)),
+                         ("systemCodes", .array(codes.map(JSON.string)))],
+                        ["Chip:      \(polled.productName) (Type 3)", "IDm:       \(Hex.encode(polled.idm, separator: " "))",
+                         "PMm:       \(Hex.encode(polled.pmm, separator: " "))", "Systems:   \(codes.isEmpty ? "unknown" : codes.map { $0 == "12FC" ? "12FC (NDEF)" : $0 }.joined(separator: ", "))"])
+            }
+            return nil
+        }
+
         func run() throws {
             try reportingFailures {
-                let (reader, dialect, identity) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
-                                                                         observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands in
+                var other: (json: [(String, JSON)], lines: [String])?
+                let (reader, dialect, found) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
+                                                                      observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands -> (String, ReaderDialect, Type2Identity?) in
+                    if let o = try otherFamily(atr, commands) {
+                        other = (o.json + [("dialect", .string(commands.dialect.rawValue))], o.lines)
+                        return (reader, commands.dialect, nil)
+                    }
                     guard Type2Tag.isType2(atr: atr) else {
-                        throw Failure(.unexpected, "not a MIFARE Ultralight / NTAG tag (the ATR is not a PC/SC Part 3 Ultralight-family storage card)")
+                        throw Failure(.unexpected, "not a Type 2, 3 or 5 tag (the ATR is not a PC/SC Part 3 Ultralight-family, ISO 15693 or FeliCa storage card)")
                     }
                     return (reader, commands.dialect, try Type2Identity.read(commands.transport, atr: atr, commands: commands))
+                }
+                guard let identity = found else {
+                    let other = other!
+                    if output.json {
+                        Terminal.print(JSON.object([("reader", .string(reader))] + other.json).serialized)
+                    } else {
+                        Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))")
+                        for line in other.lines { Terminal.print(line) }
+                    }
+                    return
                 }
                 let valid = identity.signatureKey != nil
                 if output.json {

@@ -42,6 +42,8 @@ struct Failure: Error, CustomStringConvertible {
         case let e as Type2PageMap.HeaderUnreadable: self.init(.ioError, e.description)
         case let e as NDEFError: self.init(.badData, "\(e)")
         case let e as ReaderControl.Refused: self.init(.unavailable, e.description)
+        case let e as ISO15693Error: self.init(.unexpected, e.description)
+        case let e as FeliCaStatusError: self.init(.unexpected, e.description)
         case let e as TagCommandError:
             switch e.kind {
             case .noRawPath: self.init(.unavailable, e.message)

@@ -44,9 +44,21 @@ struct TagView {
             m.append(("chipEvidence", .string(t2.chip.evidence)))
             description = "Type 2 tag (\(t2.chip.name)), mapping \(t2.mappingVersion)" + (t2.uid.map { ", UID \($0.hexString)" } ?? "")
             if let commands = transaction.commands { m.append(("dialect", .string(commands.dialect.rawValue))) }
+        } else if let t5 = tag as? Type5Tag {
+            m.append(("chip", .string(t5.chipDescription)))
+            m.append(("blockSize", .int(t5.blockSize)))
+            m.append(("blockCount", t5.blockCount.map(JSON.int) ?? .null))
+            description = "Type 5 tag (\(t5.chipDescription)), mapping \(t5.mappingVersion)" + (t5.uid.map { ", UID \($0.hexString)" } ?? "")
+                + (t5.blockCount.map { ", \($0) blocks of \(t5.blockSize) bytes" } ?? ", blocks of \(t5.blockSize) bytes")
+        } else if let t3 = tag as? Type3Tag {
+            m.append(("chip", .string(t3.polling.productName)))
+            m.append(("pmm", .hex(t3.polling.pmm)))
+            if let a = t3.attribute { m.append(("nbr", .int(a.nbr))); m.append(("nbw", .int(a.nbw))); m.append(("nmaxb", .int(a.nmaxb))) }
+            description = "Type 3 tag (\(t3.polling.productName)), mapping \(t3.mappingVersion), IDm \(t3.polling.idm.hexString)"
         } else {
             description = "Type 4 tag, mapping \(tag.mappingVersion)"
         }
+        if !(tag is Type2Tag), !(tag is Type4Tag), let commands = transaction.commands { m.append(("dialect", .string(commands.dialect.rawValue))) }
         json = .object(m)
     }
 }
