@@ -70,10 +70,18 @@ public protocol NFCMiFareTag: NFCNDEFTag {
 public enum NFCTag: Sendable {
     case iso7816(ISO7816Tag)
     case miFare(MiFareTag)
+    /// An ISO 15693 tag (NFC Forum Type 5: ICODE, ST25, Tag-it).
+    case iso15693(ISO15693Tag)
+    /// A FeliCa card (NFC Forum Type 3).
+    case feliCa(FeliCaTag)
 
     init(session: TagReaderSession, card: Card, atr: [UInt8]) {
         let connection = TagConnection(session: session, card: card, atr: atr)
-        if let storage = (try? ATR(bytes: atr))?.storageCard {
+        if Type5Tag.isType5(atr: atr) {
+            self = .iso15693(ISO15693Tag(connection))
+        } else if Type3Tag.isType3(atr: atr) {
+            self = .feliCa(FeliCaTag(connection))
+        } else if let storage = (try? ATR(bytes: atr))?.storageCard {
             self = .miFare(MiFareTag(connection, family: Self.family(storage.cardName, atr: atr)))
         } else {
             self = .iso7816(ISO7816Tag(connection))
@@ -94,6 +102,8 @@ public enum NFCTag: Sendable {
         switch self {
         case let .iso7816(tag): return tag
         case let .miFare(tag): return tag
+        case let .iso15693(tag): return tag
+        case let .feliCa(tag): return tag
         }
     }
 
@@ -215,5 +225,104 @@ public final class MiFareTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
             guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }
             return response.data
         }
+    }
+}
+
+extension ConnectedTag {
+    /// Opens the reader's tag-command channel inside one transaction and runs `body` on it; the
+    /// transparent session ends with it.
+    func commands<T: Sendable>(dialect: ReaderDialect?, _ body: @escaping @Sendable (TagCommandChannel) throws -> T) async throws -> T {
+        let observer = connection.session.observer
+        let atr = connection.atr
+        return try await connection.perform { card in
+            try card.withTransaction {
+                try NativeCommands.run(card: card, atr: atr, observer: observer, dialect: dialect) { _, _, commands in try body(commands) }
+            }
+        }
+    }
+}
+
+/// An ISO 15693 tag (see Core NFC's `NFCISO15693Tag`): its commands through the reader's
+/// transparent exchange, addressed to its UID, each call in a transaction of its own.
+public final class ISO15693Tag: ConnectedTag, @unchecked Sendable {
+    /// Runs `body` with the tag's command set (GET SYSTEM INFO already sent, requests addressed)
+    /// in one transaction.
+    /// - Throws: `TagCommandError` (`.noRawPath` on a reader without ISO 15693 frames),
+    ///   `ISO15693Error` for the tag's error answers, and what `body` throws.
+    public func perform<T: Sendable>(dialect: ReaderDialect? = nil, _ body: @escaping @Sendable (ISO15693Commands, ISO15693SystemInfo) throws -> T) async throws -> T {
+        try await commands(dialect: dialect) { channel in
+            let iso = try ISO15693Commands(channel: channel)
+            var info = try iso.getSystemInfo()
+            if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
+            return try body(iso, info)
+        }
+    }
+
+    /// GET SYSTEM INFO (the extended form where the standard one leaves the memory size out).
+    public func systemInfo() async throws -> ISO15693SystemInfo { try await perform { _, info in info } }
+
+    /// READ MULTIPLE BLOCKS over `blocks`, in as many frames as the reader needs.
+    public func readBlocks(_ blocks: Range<Int>) async throws -> [UInt8] {
+        try await perform { iso, info in
+            let size = info.blockSize ?? 4
+            let extended = (info.blockCount ?? 0) > 256
+            let perFrame = max(1, (iso.channel.maxAnswerBytes - 1) / size)
+            var out: [UInt8] = []
+            var b = blocks.lowerBound
+            while b < blocks.upperBound {
+                let n = min(perFrame, blocks.upperBound - b)
+                out += try iso.readMultipleBlocks(b, count: n, blockSize: size, extended: extended)
+                b += n
+            }
+            return out
+        }
+    }
+
+    /// WRITE SINGLE BLOCK.
+    public func writeSingleBlock(_ block: Int, data: [UInt8]) async throws {
+        try await perform { iso, info in try iso.writeSingleBlock(block, data: data, extended: (info.blockCount ?? 0) > 256) }
+    }
+
+    /// LOCK BLOCK: permanent.
+    public func lockBlock(_ block: Int) async throws {
+        try await perform { iso, info in try iso.lockBlock(block, extended: (info.blockCount ?? 0) > 256) }
+    }
+
+    /// A custom command (A0-DF) with the IC manufacturer code from the UID.
+    public func customCommand(code: UInt8, parameters: [UInt8] = []) async throws -> [UInt8] {
+        try await perform { iso, info in try iso.customCommand(code, manufacturer: info.manufacturer, parameters: parameters) }
+    }
+}
+
+/// A FeliCa card (see Core NFC's `NFCFeliCaTag`): Polling, Request Service, Request System
+/// Code, Read and Write Without Encryption through the reader's raw path.
+public final class FeliCaTag: ConnectedTag, @unchecked Sendable {
+    /// Runs `body` after Polling (any system code) in one transaction.
+    /// - Throws: `TagCommandError`, `FeliCaStatusError` for the card's error status, and what `body` throws.
+    public func perform<T: Sendable>(dialect: ReaderDialect? = nil, _ body: @escaping @Sendable (FeliCaCommands, FeliCaPolling) throws -> T) async throws -> T {
+        try await commands(dialect: dialect) { channel in
+            let felica = try FeliCaCommands(channel: channel)
+            guard let polled = try felica.polling() else { throw TagError(.readFailed, "the FeliCa card did not answer Polling") }
+            return try body(felica, polled)
+        }
+    }
+
+    /// Polling for `systemCode`: IDm, PMm and the system code; nil when the card has no such system.
+    public func polling(systemCode: UInt16 = 0xFFFF) async throws -> FeliCaPolling? {
+        try await commands(dialect: nil) { channel in try FeliCaCommands(channel: channel).polling(systemCode: systemCode) }
+    }
+
+    public func requestService(_ nodes: [FeliCaServiceCode]) async throws -> [UInt16] {
+        try await perform { felica, _ in try felica.requestService(nodes) }
+    }
+
+    public func requestSystemCode() async throws -> [UInt16] { try await perform { felica, _ in try felica.requestSystemCode() } }
+
+    public func readWithoutEncryption(service: FeliCaServiceCode = .ndefRead, blocks: [Int]) async throws -> [UInt8] {
+        try await perform { felica, _ in try felica.read(blocks: blocks, service: service) }
+    }
+
+    public func writeWithoutEncryption(service: FeliCaServiceCode = .ndefReadWrite, blocks: [Int], data: [UInt8]) async throws {
+        try await perform { felica, _ in try felica.write(blocks: blocks, data: data, service: service) }
     }
 }

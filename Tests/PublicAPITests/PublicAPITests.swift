@@ -50,6 +50,44 @@ struct PublicAPITests {
         }
     }
 
+    @Test("a Type 5 tag (ICODE SLIX): delivered as .iso15693, system info, blocks, NDEF write/read, lock")
+    func type5() async throws {
+        let model = ISO15693TagModel(chip: .icodeSlix)
+        try await withInsertedCard(ContactlessReader(.transparent, tag: model)) { inserted in
+            let tag = try await TagReaderSession(reader: inserted.reader, backups: MemoryBackupStore()).firstTag(timeout: .seconds(10))
+            guard case let .iso15693(iso) = tag else { Issue.record("an ICODE SLIX is delivered as .iso15693"); return }
+            let info = try await iso.systemInfo()
+            #expect(info.blockCount == 28 && info.blockSize == 4 && info.displayUID.first == 0xE0)
+            #expect(try await tag.ndef.queryNDEFStatus() == (.readWrite, 106))
+            try await tag.ndef.writeNDEF(hello)
+            #expect(try await tag.ndef.readNDEF() == hello)
+            #expect(try await iso.readBlocks(0..<2).prefix(4) == [0xE1, 0x40, 0x0E, 0x01])
+            try await iso.writeSingleBlock(27, data: [1, 2, 3, 4])
+            try await iso.lockBlock(27)
+            await #expect(throws: ISO15693Error.self) { try await iso.writeSingleBlock(27, data: [0, 0, 0, 0]) }
+            #expect(try await iso.customCommand(code: 0xB2).count == 2)
+            _ = try await tag.ndef.writeLock()
+            #expect(try await tag.ndef.queryNDEFStatus().status == .readOnly)
+        }
+    }
+
+    @Test("a Type 3 tag (FeliCa Lite-S): delivered as .feliCa, polling, services, blocks, NDEF write/read")
+    func type3() async throws {
+        let model = FeliCaTagModel(chip: .liteS)
+        try await withInsertedCard(ContactlessReader(.acr122u, tag: model)) { inserted in
+            let tag = try await TagReaderSession(reader: inserted.reader, backups: MemoryBackupStore()).firstTag(timeout: .seconds(10))
+            guard case let .feliCa(felica) = tag else { Issue.record("a FeliCa Lite-S is delivered as .feliCa"); return }
+            #expect(try await felica.polling(systemCode: 0x12FC)?.idm == model.idm)
+            #expect(try await felica.requestService([.ndefRead, FeliCaServiceCode(0x4321)]) == [0, 0xFFFF])
+            #expect(try await felica.requestSystemCode() == [0x12FC])
+            try await tag.ndef.writeNDEF(hello)
+            #expect(try await tag.ndef.readNDEF() == hello)
+            #expect(try await felica.readWithoutEncryption(blocks: [0]).prefix(3) == [0x10, 0x04, 0x01])
+            try await felica.writeWithoutEncryption(blocks: [13], data: [UInt8](repeating: 7, count: 16))
+            #expect(model.contents[13] == [UInt8](repeating: 7, count: 16))
+        }
+    }
+
     @Test("a Type 4 tag: write, read back, restore the backup, lock")
     func type4WriteRestoreLock() async throws {
         let old = NDEFMessage(records: [.uri("https://example.com/old")])
