@@ -215,6 +215,34 @@ func benchFastRead(reader: String, rounds: Int) throws -> Never {
     exit(0)
 }
 
+/// `apdu-bench family READER`: detects the tag and reads its NDEF message the way `ndef-read`
+/// does, counting the pseudo-APDUs and the tag frames inside them, and the frames a reader that
+/// fetched one block (page, FeliCa block) per command would need for the same bytes. Prints
+/// "kind length apdus frames one_block_frames".
+func benchFamily(reader: String) throws -> Never {
+    let card = try Context().connect(reader: reader)
+    var apdus = 0
+    let transport = APDUTransport(channel: PCSCChannel(card: card)) { _ in apdus += 1 }
+    let atr = (try? card.status().atr) ?? []
+    let commands = usesTagCommands(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: reader) : nil
+    defer { commands?.endSession() }
+    let tag = try detectNDEFTag(transport, atr: atr, commands: commands)
+    let message = try tag.readNDEF()
+    var oneBlock = 0
+    switch tag {
+    case let t5 as Type5Tag: oneBlock = 1 + (t5.capabilityContainer.size + 4 + message.count + t5.blockSize - 1) / t5.blockSize
+    case is Type3Tag: oneBlock = 2 + (message.count + 15) / 16
+    case is Type2Tag: oneBlock = 1 + (16 + 4 + message.count + 15) / 16
+    default: oneBlock = 0
+    }
+    print("\(tag.kind) \(message.count) \(apdus) \(commands?.framesSent ?? 0) \(oneBlock)")
+    exit(0)
+}
+
+if arguments.count == 3, arguments[1] == "family" {
+    do { try benchFamily(reader: arguments[2]) } catch { print("\(error)"); exit(74) }
+}
+
 if arguments.count == 4, arguments[1] == "fastread", let rounds = Int(arguments[3]) {
     do { try benchFastRead(reader: arguments[2], rounds: rounds) } catch { print("\(error)"); exit(74) }
 }
