@@ -1,6 +1,7 @@
 import Foundation
 import ISO7816
 import NDEF
+import NFCTags
 import Testing
 import TestSupport
 import VirtualCard
@@ -58,6 +59,32 @@ struct CLIWatchNDEFTests {
                     #expect(doc["reader"] as? String == slot.reader)
                     #expect((doc["backgroundReading"] as? [String: Any])?["uri"] as? String == uri)
                 }
+                client.stop()
+                try waitForCard(in: slot.reader, present: false)
+            }
+        }
+    }
+
+    @Test("a Type 5 and a Type 3 tag presented are read as Type 2 and 4 are")
+    func type5AndType3() async throws {
+        try await withEmptySlot { slot in
+            let watch = try StreamingAPDU(["watch", "--ndef", "--json"])
+            defer { watch.stop() }
+            #expect(watch.waitForLine { $0.contains("\"reader-added\"") && $0.contains("\"\(slot.reader)\"") } != nil)
+            let five = ISO15693TagModel(chip: .icodeSlix)
+            let three = FeliCaTagModel(chip: .liteS)
+            for (model, kind, uri) in [(five as any NativeTagModel, "type5", "https://example.com/v"), (three, "type3", "https://example.com/f")] {
+                let reader = ContactlessReader(.transparent, tag: model)
+                // Write the message through the library first, on the model alone.
+                let transport = APDUTransport(channel: EmulatedChannel(card: reader))
+                let commands = TagCommandChannel(transport: transport, dialect: .transparent)
+                try detectNDEFTag(transport, atr: model.atr, commands: commands).writeNDEF(try NDEFMessage(records: [.uri(uri)]).encoded())
+                commands.endSession()
+                let client = VPCDClient(port: slot.port, card: reader)
+                client.start()
+                let line = watch.waitForLine { $0.contains("\"event\":\"ndef\"") && $0.contains(uri) }
+                #expect(line != nil, "\(watch.output)")
+                #expect(line?.contains("\"kind\":\"\(kind)\"") == true)
                 client.stop()
                 try waitForCard(in: slot.reader, present: false)
             }

@@ -88,6 +88,19 @@ struct Type5Type3Tests {
         #expect(throws: TagError.self) { try after.writeNDEF([0xD0, 0x00, 0x00, 0x01]) }
     }
 
+    @Test("the ISO 15693 model's lock enforcement is what refuses the write (removed, the write goes through)")
+    func type5LockEnforcement() throws {
+        for realism in [ISO15693TagModel.Realism.all, []] {
+            let model = ISO15693TagModel(chip: .icodeSlix, locked: [5], realism: realism)
+            let (_, commands, _) = Self.channel(model, .transparent)
+            let iso = try ISO15693Commands(channel: commands)
+            _ = try iso.getSystemInfo()
+            let result = Result { try iso.writeSingleBlock(5, data: [9, 9, 9, 9]) }
+            #expect((try? result.get()) == nil ? realism == .all : realism.isEmpty)
+            #expect((model.contents[20..<24] == [9, 9, 9, 9]) == realism.isEmpty)
+        }
+    }
+
     @Test("Type 5: lock on a storage-only path is refused before anything is written")
     func type5LockStorage() throws {
         let model = ISO15693TagModel(chip: .icodeSlix)
