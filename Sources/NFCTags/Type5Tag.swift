@@ -296,7 +296,15 @@ public final class Type5Tag: NDEFTag {
     public var status: NDEFStatus {
         if capabilityContainer.readAccess != 0 { return .notSupported }
         if capabilityContainer.writeAccess != 0 { return .readOnly }
-        guard let commit = commitPosition, let locked = (try? readLockState())?.lockedBlocks else { return .readWrite }
+        guard let commit = commitPosition else { return .readWrite }
+        // The CC's block and the length's block decide it: one frame, not the whole area's status.
+        if let locked = lockState?.lockedBlocks { return locked.contains(commit / blockSize) || locked.contains(0) ? .readOnly : .readWrite }
+        guard let commands else { return .readWrite }
+        if let flags = try? commands.securityStatus(0, count: commit / blockSize + 1, extended: extended) {
+            return flags.first == true || flags.last == true ? .readOnly : .readWrite
+        }
+        // No GET MULTIPLE BLOCK SECURITY STATUS (TI): the per-block fallback.
+        guard let locked = (try? readLockState())?.lockedBlocks else { return .readWrite }
         return locked.contains(commit / blockSize) || locked.contains(0) ? .readOnly : .readWrite
     }
 
