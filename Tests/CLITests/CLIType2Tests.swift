@@ -77,7 +77,7 @@ struct CLIType2Tests {
         try await withInsertedCard(Type2TagModel(chip: classic)) { inserted in
             let r = try runAPDU(["ndef-read", "-r", inserted.reader])
             #expect(r.status == 1)
-            #expect(r.stderr.contains("MIFARE Classic 1K is not an NFC Forum Type 2 or Type 4 tag"))
+            #expect(r.stderr.contains("MIFARE Classic 1K is not an NFC Forum Type 2, 3, 4 or 5 tag"))
         }
     }
 
