@@ -169,6 +169,15 @@ public final class ISO15693Commands {
         return info
     }
 
+    /// GET SYSTEM INFORMATION, then the extended form where the standard answer leaves the
+    /// memory size out (ST25DV64K and other tags past 256 blocks); the standard answer when the
+    /// tag has no extended one.
+    public func systemInfoWithMemorySize() throws -> ISO15693SystemInfo {
+        let info = try getSystemInfo()
+        guard info.blockSize == nil, let ext = try? getSystemInfo(extended: true) else { return info }
+        return ext
+    }
+
     /// READ SINGLE BLOCK (20 / 30).
     public func readSingleBlock(_ block: Int, blockSize: Int, extended: Bool = false) throws -> [UInt8] {
         let body = try request(extended ? 0x30 : 0x20, parameters: blockNumber(block, extended: extended))

@@ -23,6 +23,19 @@ public protocol NDEFTag: AnyObject {
     func restore(_ backup: TagBackup, allowingOtherTag: Bool) throws
 }
 
+extension NDEFTag {
+    /// Refuses, before anything is written, a backup of another tag type, and one of another
+    /// tag (by `uid`, when both are known) unless `allowingOtherTag`.
+    func checkBackupIdentity(_ backup: TagBackup, uid: [UInt8]?, allowingOtherTag: Bool, noun: String = "tag") throws(TagError) {
+        guard backup.kind == kind else {
+            throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type \(kind.dropFirst(4)) tag")
+        }
+        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
+            throw TagError(.differentTag, "the backup is of \(noun) \(a.hexString), this is \(noun) \(b.hexString); nothing was written (--force writes it anyway)")
+        }
+    }
+}
+
 extension Type4Tag: NDEFTag {
     public var kind: String { "type4" }
     public var mappingVersion: String { capabilityContainer.versionString }

@@ -159,7 +159,7 @@ public struct Type2TLVArea: Hashable, Sendable {
 
 /// The lock state of a Type 2 tag, worked out from the CC, the static lock bits (page 2), the
 /// dynamic lock bits and, where the chip has them, AUTH0/PROT.
-public struct Type2LockState: Sendable, Hashable {
+public struct Type2LockState: TagLockState {
     /// Where a dynamic lock area's position came from.
     public enum Source: Sendable, Hashable, CustomStringConvertible {
         case lockControlTLV
@@ -253,7 +253,7 @@ public struct Type2LockState: Sendable, Hashable {
 /// written. Pages whose bytes do not change are not written, so locked but unchanged pages are
 /// no obstacle, and every page that would change is checked against the lock bits and AUTH0
 /// before the first write.
-public final class Type2Tag: NDEFTag {
+public final class Type2Tag: PermanentlyLockable {
     public let transport: APDUTransport
     public let uid: [UInt8]?
     /// The PC/SC Part 3 card name from the ATR, when known.
@@ -758,10 +758,7 @@ public final class Type2Tag: NDEFTag {
     /// may have left a length that lies). Refuses a backup of another tag (by UID) unless
     /// `allowingOtherTag`, and one made for another layout (CC) always.
     public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
-        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 2 tag") }
-        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
-            throw TagError(.differentTag, "the backup is of tag \(a.hexString), this is tag \(b.hexString); nothing was written (--force writes it anyway)")
-        }
+        try checkBackupIdentity(backup, uid: uid, allowingOtherTag: allowingOtherTag)
         guard backup.capabilityContainer == capabilityContainer.bytes else {
             throw TagError(.differentTag, "the backup was made with CC \(backup.capabilityContainer.hexString), the tag now has \(capabilityContainer.bytes.hexString); nothing was written")
         }
@@ -856,14 +853,8 @@ public final class Type2Tag: NDEFTag {
     }
 
     /// What `makeReadOnly` did.
-    public struct LockReport: Sendable, Hashable {
-        /// The steps done now, and those found done already (an interrupted earlier lock).
-        public var done: [String]
-        public var alreadyDone: [String]
-        public var state: Type2LockState
-        /// Whether the tag now refuses a write to its first data page.
-        public var refusesWrites: Bool
-    }
+    public typealias LockReport = NFCTags.LockReport<Type2LockState>
+    public static let locksDescription = "CC read-only, static and dynamic lock bits set"
 
     /// CC write access 0F, then every dynamic lock bit, then the static lock bytes (FF FF, which
     /// also locks the CC page) — skipping what an earlier, interrupted lock already did — and

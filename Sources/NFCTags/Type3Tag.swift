@@ -57,7 +57,7 @@ public struct Type3AttributeInformation: Hashable, Sendable {
 /// A Type 3 tag's locks: the attribute block's RWFlag and, on FeliCa Lite / Lite-S, the
 /// memory configuration block (88h): bytes 0-1 one read/write bit per user block 0-13
 /// (0: read-only) and byte 2, FF while the system blocks and MC itself may change, 00 for good.
-public struct Type3LockState: Sendable, Hashable {
+public struct Type3LockState: TagLockState {
     public var rwFlag: UInt8
     /// The MC block, on Lite / Lite-S (nil: the chip has none).
     public var memoryConfiguration: [UInt8]?
@@ -81,7 +81,7 @@ public struct Type3LockState: Sendable, Hashable {
 /// in progress), writes the data blocks Nbw at a time, and then the attribute block with the
 /// new Ln and WriteF 00: each block write is atomic on FeliCa, so the tag holds the old
 /// message, an empty one, or the new one. A tag found with WriteF 0F is reported interrupted.
-public final class Type3Tag: NDEFTag {
+public final class Type3Tag: PermanentlyLockable {
     public let transport: APDUTransport
     public let commands: FeliCaCommands
     public let polling: FeliCaPolling
@@ -255,10 +255,7 @@ public final class Type3Tag: NDEFTag {
 
     /// Puts a backup back: the same procedure, with the backup's data blocks and attribute block.
     public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
-        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 3 tag") }
-        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
-            throw TagError(.differentTag, "the backup is of card \(a.hexString), this is card \(b.hexString); nothing was written (--force writes it anyway)")
-        }
+        try checkBackupIdentity(backup, uid: uid, allowingOtherTag: allowingOtherTag, noun: "card")
         let saved = try Type3AttributeInformation(bytes: backup.capabilityContainer)
         // The layout (Ver, Nbr, Nbw, Nmaxb) must be the tag's own; WriteF, RWFlag, Ln may differ.
         guard attributeBlock.count == 16, Array(attributeBlock[0..<9]) == Array(saved.bytes[0..<9]) else {
@@ -276,12 +273,8 @@ public final class Type3Tag: NDEFTag {
     }
 
     /// What `makeReadOnly` did.
-    public struct LockReport: Sendable, Hashable {
-        public var done: [String]
-        public var alreadyDone: [String]
-        public var state: Type3LockState
-        public var refusesWrites: Bool
-    }
+    public typealias LockReport = NFCTags.LockReport<Type3LockState>
+    public static let locksDescription = "RWFlag 00, memory configuration read-only"
 
     /// RWFlag 00 (with the checksum), then on FeliCa Lite / Lite-S the MC block: every user
     /// block read-only and byte 2 00, which freezes the MC itself. Then checks both read back

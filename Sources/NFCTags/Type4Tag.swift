@@ -208,10 +208,8 @@ public final class Type4Tag {
     /// made for another capability container.
     public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
         let cc = capabilityContainer
-        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 4 tag") }
-        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag, !Self.isRandomUID(b) {
-            throw TagError(.differentTag, "the backup is of tag \(a.hexString), this is tag \(b.hexString); nothing was written (--force writes it anyway)")
-        }
+        // A random UID (a phone emulating a tag) says nothing about which tag this is.
+        try checkBackupIdentity(backup, uid: uid.flatMap { Self.isRandomUID($0) ? nil : $0 }, allowingOtherTag: allowingOtherTag)
         guard backup.capabilityContainer == cc.bytes || allowingOtherTag else {
             throw TagError(.differentTag, "the backup was made with CC \(backup.capabilityContainer.hexString), the tag now has \(cc.bytes.hexString); nothing was written (--force writes it anyway)")
         }

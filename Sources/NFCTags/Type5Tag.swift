@@ -46,7 +46,7 @@ public struct Type5CapabilityContainer: Hashable, Sendable {
 
 /// A Type 5 tag's lock state: the CC's write access and each block's lock (GET MULTIPLE BLOCK
 /// SECURITY STATUS, or READ SINGLE BLOCK with the option flag where the chip lacks it).
-public struct Type5LockState: Sendable, Hashable {
+public struct Type5LockState: TagLockState {
     public var ccWriteAccess: UInt8
     /// Blocks of the T5T area (CC included).
     public var areaBlocks: Range<Int>
@@ -75,7 +75,7 @@ public struct Type5LockState: Sendable, Hashable {
 /// every other changed block is written, and that byte's block is written last; then the
 /// blocks are read back. Blocks whose bytes do not change are not written, and every block
 /// that would change is checked against its lock before the first write.
-public final class Type5Tag: NDEFTag {
+public final class Type5Tag: PermanentlyLockable {
     public let transport: APDUTransport
     /// The ISO 15693 command path (nil: storage pseudo-APDUs only).
     public let commands: ISO15693Commands?
@@ -148,8 +148,7 @@ public final class Type5Tag: NDEFTag {
         let tag: Type5Tag
         if let channel = commands, channel.dialect != .storageOnly {
             let iso = try ISO15693Commands(channel: channel)
-            var info = try iso.getSystemInfo()
-            if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
+            let info = try iso.systemInfoWithMemorySize()
             var size = info.blockSize
             if size == nil { size = try iso.request(0x20, parameters: [0]).count }
             guard let blockSize = size, (1...32).contains(blockSize) else {
@@ -297,15 +296,17 @@ public final class Type5Tag: NDEFTag {
         if capabilityContainer.readAccess != 0 { return .notSupported }
         if capabilityContainer.writeAccess != 0 { return .readOnly }
         guard let commit = commitPosition else { return .readWrite }
-        // The CC's block and the length's block decide it: one frame, not the whole area's status.
-        if let locked = lockState?.lockedBlocks { return locked.contains(commit / blockSize) || locked.contains(0) ? .readOnly : .readWrite }
-        guard let commands else { return .readWrite }
-        if let flags = try? commands.securityStatus(0, count: commit / blockSize + 1, extended: extended) {
-            return flags.first == true || flags.last == true ? .readOnly : .readWrite
+        // The CC's block and the length's block decide it: one frame, not the whole area's status
+        // (the whole area's where it was read already, or where the chip lacks the command, TI).
+        let commitBlock = commit / blockSize
+        var locked = lockState?.lockedBlocks.map { [$0.contains(0), $0.contains(commitBlock)] }
+        if locked == nil, let flags = try? commands?.securityStatus(0, count: commitBlock + 1, extended: extended) {
+            locked = [flags.first == true, flags.last == true]
         }
-        // No GET MULTIPLE BLOCK SECURITY STATUS (TI): the per-block fallback.
-        guard let locked = (try? readLockState())?.lockedBlocks else { return .readWrite }
-        return locked.contains(commit / blockSize) || locked.contains(0) ? .readOnly : .readWrite
+        if locked == nil, commands != nil, let all = (try? readLockState())?.lockedBlocks {
+            locked = [all.contains(0), all.contains(commitBlock)]
+        }
+        return locked?.contains(true) == true ? .readOnly : .readWrite
     }
 
     var commitPosition: Int? {
@@ -456,10 +457,7 @@ public final class Type5Tag: NDEFTag {
 
     /// Puts a backup back byte for byte, without trusting the TLVs the tag holds now.
     public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws {
-        guard backup.kind == kind else { throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type 5 tag") }
-        if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
-            throw TagError(.differentTag, "the backup is of tag \(a.hexString), this is tag \(b.hexString); nothing was written (--force writes it anyway)")
-        }
+        try checkBackupIdentity(backup, uid: uid, allowingOtherTag: allowingOtherTag)
         guard backup.capabilityContainer == capabilityContainer.bytes else {
             throw TagError(.differentTag, "the backup was made with CC \(backup.capabilityContainer.hexString), the tag now has \(capabilityContainer.bytes.hexString); nothing was written")
         }
@@ -481,13 +479,8 @@ public final class Type5Tag: NDEFTag {
     }
 
     /// What `makeReadOnly` did.
-    public struct LockReport: Sendable, Hashable {
-        public var done: [String]
-        public var alreadyDone: [String]
-        public var state: Type5LockState
-        /// The tag now refuses a write to its first data block.
-        public var refusesWrites: Bool
-    }
+    public typealias LockReport = NFCTags.LockReport<Type5LockState>
+    public static let locksDescription = "CC write access 11, every block locked"
 
     /// CC write access 11, then LOCK BLOCK on every block of the T5T area that is not locked
     /// yet (the CC's own blocks last), then checks: the security status reads every block

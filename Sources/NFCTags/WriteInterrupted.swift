@@ -35,6 +35,42 @@ public struct WriteInterrupted: Error, CustomStringConvertible {
     public var description: String { "\(underlying) (while trying to \(step))" }
 }
 
+/// A tag's lock state, as far as it decides a permanent lock.
+public protocol TagLockState: Sendable, Hashable {
+    /// Every lock the chip has is set.
+    var isFullyLocked: Bool { get }
+    /// Some but not all of them (an interrupted lock, or a partly locked tag).
+    var isPartlyLocked: Bool { get }
+}
+
+/// What a permanent lock did.
+public struct LockReport<State: TagLockState>: Sendable, Hashable {
+    /// The steps done now, and those found done already (an interrupted earlier lock).
+    public var done: [String]
+    public var alreadyDone: [String]
+    /// The lock state read back afterwards.
+    public var state: State
+    /// Whether the tag now refuses a write to its first data page or block.
+    public var refusesWrites: Bool
+
+    public init(done: [String], alreadyDone: [String], state: State, refusesWrites: Bool) {
+        self.done = done
+        self.alreadyDone = alreadyDone
+        self.state = state
+        self.refusesWrites = refusesWrites
+    }
+}
+
+/// A tag whose lock is permanent, resumable after a cut and confirmed by reading it back
+/// (Types 2, 5 and 3).
+public protocol PermanentlyLockable: NDEFTag {
+    associatedtype LockState: TagLockState
+    /// The locks in words, for "already locked (…)".
+    static var locksDescription: String { get }
+    func readLockState() throws -> LockState
+    func makeReadOnly() throws -> LockReport<LockState>
+}
+
 /// A lock that failed part-way: which permanent changes the tag acknowledged.
 public struct LockInterrupted: Error, CustomStringConvertible {
     /// The parts already done, in order ("CC write access 0F", "dynamic lock bits", …).

@@ -252,9 +252,7 @@ public final class ISO15693Tag: ConnectedTag, @unchecked Sendable {
     public func perform<T: Sendable>(dialect: ReaderDialect? = nil, _ body: @escaping @Sendable (ISO15693Commands, ISO15693SystemInfo) throws -> T) async throws -> T {
         try await commands(dialect: dialect) { channel in
             let iso = try ISO15693Commands(channel: channel)
-            var info = try iso.getSystemInfo()
-            if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
-            return try body(iso, info)
+            return try body(iso, try iso.systemInfoWithMemorySize())
         }
     }
 

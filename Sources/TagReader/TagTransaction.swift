@@ -207,31 +207,19 @@ extension TagTransaction {
             guard try t4.makeReadOnly() else { throw Self.lockDidNotTake }
             return LockReceipt(done: ["CC write access FF"], alreadyDone: [], writeAccess: t4.capabilityContainer.writeAccess.description)
         }
-        if let t2 = tag as? Type2Tag {
-            guard !(try t2.readLockState()).isFullyLocked else {
-                throw TagError(.readOnly, "the tag is already locked (CC read-only, static and dynamic lock bits set); nothing was written")
-            }
-            let report = try t2.makeReadOnly()
-            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
-            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
-        }
-        if let t5 = tag as? Type5Tag {
-            guard !(try t5.readLockState()).isFullyLocked else {
-                throw TagError(.readOnly, "the tag is already locked (CC write access 11, every block locked); nothing was written")
-            }
-            let report = try t5.makeReadOnly()
-            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
-            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
-        }
-        if let t3 = tag as? Type3Tag {
-            guard !(try t3.readLockState()).isFullyLocked else {
-                throw TagError(.readOnly, "the tag is already locked (RWFlag 00, memory configuration read-only); nothing was written")
-            }
-            let report = try t3.makeReadOnly()
-            guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
-            return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
-        }
+        if let lockable = tag as? any PermanentlyLockable { return try lock(lockable) }
         throw TagError(.notNDEF, "no lock procedure for this tag")
+    }
+
+    /// Types 2, 5 and 3: refused when already locked; reported only once the locks read back
+    /// set and the tag refuses a write.
+    private func lock<T: PermanentlyLockable>(_ tag: T) throws -> LockReceipt {
+        guard !(try tag.readLockState()).isFullyLocked else {
+            throw TagError(.readOnly, "the tag is already locked (\(T.locksDescription)); nothing was written")
+        }
+        let report = try tag.makeReadOnly()
+        guard report.refusesWrites, report.state.isFullyLocked else { throw Self.lockDidNotTake }
+        return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
     }
 
     static let lockDidNotTake = TagError(.lockFailed, "the lock did not take: the tag still accepts a write or its lock bits do not read back set")

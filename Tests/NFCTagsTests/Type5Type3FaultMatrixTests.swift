@@ -331,9 +331,11 @@ struct Type5Type3FaultMatrixTests {
 
     /// Locks a Type 5 or Type 3 tag; whether the report says it refuses writes.
     static func lock(_ tag: any NDEFTag) throws -> Bool {
-        if let t5 = tag as? Type5Tag { return try t5.makeReadOnly().refusesWrites }
-        return try (tag as! Type3Tag).makeReadOnly().refusesWrites
+        let lockable = tag as! any PermanentlyLockable
+        return try lockOpened(lockable)
     }
+
+    static func lockOpened<T: PermanentlyLockable>(_ tag: T) throws -> Bool { try tag.makeReadOnly().refusesWrites }
 
     @Test("locks cut after every exchange: the message stays, only lock bytes change, no lock reported that did not happen, a rerun finishes",
           arguments: lockLayouts())

@@ -75,21 +75,15 @@ extension APDUCommand {
                     }
                     return (reader, try perform(felica, polled))
                 }
-                if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("operation", .string(operation.rawValue))] + result.json).serialized)
-                } else {
-                    for line in result.lines { Terminal.print(line) }
-                }
+                output.print(result, reader: reader, header: [("operation", .string(operation.rawValue))])
             }
         }
 
-        struct Result { var json: [(String, JSON)]; var lines: [String] }
-
-        func perform(_ felica: FeliCaCommands, _ polled: FeliCaPolling) throws -> Result {
+        func perform(_ felica: FeliCaCommands, _ polled: FeliCaPolling) throws -> OperationResult {
             let hex4 = { (v: UInt16) in String(format: "%04X", v) }
             switch operation {
             case .poll:
-                return Result(json: [("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)), ("ic", .string(polled.productName)),
+                return OperationResult(json: [("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)), ("ic", .string(polled.productName)),
                                      ("systemCode", polled.systemCode.map { .string(hex4($0)) } ?? .null)],
                               lines: ["IDm:  \(Hex.encode(polled.idm, separator: " "))", "PMm:  \(Hex.encode(polled.pmm, separator: " ")) (\(polled.productName))"]
                                   + (polled.systemCode.map { ["system code: \(hex4($0))"] } ?? []))
@@ -97,22 +91,22 @@ extension APDUCommand {
                 let codes = try arguments.map(code)
                 let versions = try felica.requestService(codes.map(FeliCaServiceCode.init))
                 let rows = zip(codes, versions).map { (hex4($0), $1 == 0xFFFF ? nil : hex4($1)) }
-                return Result(json: [("services", .array(rows.map { .object([("code", .string($0.0)), ("exists", .bool($0.1 != nil)), ("keyVersion", $0.1.map(JSON.string) ?? .null)]) }))],
+                return OperationResult(json: [("services", .array(rows.map { .object([("code", .string($0.0)), ("exists", .bool($0.1 != nil)), ("keyVersion", $0.1.map(JSON.string) ?? .null)]) }))],
                               lines: rows.map { "\($0.0): \($0.1.map { "key version \($0)" } ?? "does not exist")" })
             case .systemCodes:
                 let codes = try felica.requestSystemCode()
-                return Result(json: [("systemCodes", .array(codes.map { .string(hex4($0)) }))], lines: codes.map { hex4($0) + ($0 == 0x12FC ? " (NDEF)" : "") })
+                return OperationResult(json: [("systemCodes", .array(codes.map { .string(hex4($0)) }))], lines: codes.map { hex4($0) + ($0 == 0x12FC ? " (NDEF)" : "") })
             case .read:
                 let blocks = try arguments.map(block)
                 let data = try felica.read(blocks: blocks, service: FeliCaServiceCode(try service.map(code) ?? 0x000B))
                 let rows = blocks.enumerated().map { ($0.element, Array(data[($0.offset * 16)..<($0.offset * 16 + 16)])) }
-                return Result(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
+                return OperationResult(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
                               lines: rows.map { String(format: "%5d  ", $0.0) + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
             case .write:
                 let first = try block(arguments[0]), data = try Hex.decode(arguments[1])
                 let blocks = Array(first..<(first + data.count / 16))
                 try felica.write(blocks: blocks, data: data, service: FeliCaServiceCode(try service.map(code) ?? 0x0009))
-                return Result(json: [("blocks", .array(blocks.map(JSON.int)))], lines: ["wrote block\(blocks.count > 1 ? "s" : "") \(blocks.map(String.init).joined(separator: ", "))"])
+                return OperationResult(json: [("blocks", .array(blocks.map(JSON.int)))], lines: ["wrote block\(blocks.count > 1 ? "s" : "") \(blocks.map(String.init).joined(separator: ", "))"])
             }
         }
     }

@@ -77,26 +77,18 @@ extension APDUCommand {
                                                               observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands in
                     guard Type5Tag.isType5(atr: atr) else { throw Failure(.unexpected, "not an ISO 15693 tag (the ATR is not a PC/SC Part 3 ISO 15693 storage card)") }
                     let iso = try ISO15693Commands(channel: commands)
-                    var info = try iso.getSystemInfo()
-                    if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
-                    return (reader, try perform(iso, info))
+                    return (reader, try perform(iso, try iso.systemInfoWithMemorySize()))
                 }
-                if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("operation", .string(operation.rawValue))] + result.json).serialized)
-                } else {
-                    for line in result.lines { Terminal.print(line) }
-                }
+                output.print(result, reader: reader, header: [("operation", .string(operation.rawValue))])
             }
         }
 
-        struct Result { var json: [(String, JSON)]; var lines: [String] }
-
-        func perform(_ iso: ISO15693Commands, _ info: ISO15693SystemInfo) throws -> Result {
+        func perform(_ iso: ISO15693Commands, _ info: ISO15693SystemInfo) throws -> OperationResult {
             let size = info.blockSize ?? 4
             let ext = extended || (info.blockCount ?? 0) > 256
             switch operation {
             case .info:
-                return Result(json: [("uid", .hex(info.displayUID)), ("manufacturer", .string(info.manufacturerName)),
+                return OperationResult(json: [("uid", .hex(info.displayUID)), ("manufacturer", .string(info.manufacturerName)),
                                      ("dsfid", info.dsfid.map { .hex([$0]) } ?? .null), ("afi", info.afi.map { .hex([$0]) } ?? .null),
                                      ("blockCount", info.blockCount.map(JSON.int) ?? .null), ("blockSize", info.blockSize.map(JSON.int) ?? .null),
                                      ("icReference", info.icReference.map { .hex([$0]) } ?? .null)],
@@ -115,28 +107,28 @@ extension APDUCommand {
                     b += n
                 }
                 let rows = (0..<count).map { i in (first + i, Array(bytes[(i * size)..<((i + 1) * size)])) }
-                return Result(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
+                return OperationResult(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
                               lines: rows.map { String(format: "%5d  ", $0.0) + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
             case .write:
                 let block = try number(0, "BLOCK"), data = try hex(1, "data", required: true)
                 guard data.count == size else { throw Failure(.usage, "block \(block) holds \(size) bytes; \(data.count) were given") }
                 try iso.writeSingleBlock(block, data: data, extended: ext || block > 255)
-                return Result(json: [("block", .int(block)), ("written", .hex(data))], lines: ["wrote block \(block)"])
+                return OperationResult(json: [("block", .int(block)), ("written", .hex(data))], lines: ["wrote block \(block)"])
             case .lock:
                 let block = try number(0, "BLOCK")
                 try iso.lockBlock(block, extended: ext || block > 255)
                 let locked = try iso.securityStatus(block, count: 1, extended: ext || block > 255).first == true
                 guard locked else { throw Failure(.unexpected, "the tag acknowledged LOCK BLOCK \(block) but does not report it locked") }
-                return Result(json: [("block", .int(block)), ("locked", .bool(true))], lines: ["block \(block) is locked for good"])
+                return OperationResult(json: [("block", .int(block)), ("locked", .bool(true))], lines: ["block \(block) is locked for good"])
             case .security:
                 let first = try number(0, "FIRST"), count = try number(1, "COUNT", default: 1)
                 let flags = try iso.securityStatus(first, count: count, extended: ext || first + count > 256)
-                return Result(json: [("blocks", .array(flags.enumerated().map { .object([("block", .int(first + $0.offset)), ("locked", .bool($0.element))]) }))],
+                return OperationResult(json: [("blocks", .array(flags.enumerated().map { .object([("block", .int(first + $0.offset)), ("locked", .bool($0.element))]) }))],
                               lines: flags.enumerated().map { "\(first + $0.offset): \($0.element ? "locked" : "unlocked")" })
             case .custom:
                 let code = try hex(0, "CODE", required: true)[0], params = try hex(1, "parameters", required: false)
                 let answer = try iso.customCommand(code, manufacturer: info.manufacturer, parameters: params)
-                return Result(json: [("code", .hex([code])), ("answer", .hex(answer))], lines: ["< " + Hex.encode(answer, separator: " ") + "  |" + Terminal.ascii(answer) + "|"])
+                return OperationResult(json: [("code", .hex([code])), ("answer", .hex(answer))], lines: ["< " + Hex.encode(answer, separator: " ") + "  |" + Terminal.ascii(answer) + "|"])
             }
         }
     }

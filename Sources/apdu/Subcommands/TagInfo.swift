@@ -22,16 +22,15 @@ extension APDUCommand {
         @OptionGroup var dialect: DialectOptions
 
         /// A Type 5 or Type 3 tag's identity, in JSON fields and lines.
-        func otherFamily(_ atr: [UInt8], _ commands: TagCommandChannel) throws -> (json: [(String, JSON)], lines: [String])? {
+        func otherFamily(_ atr: [UInt8], _ commands: TagCommandChannel) throws -> OperationResult? {
             if Type5Tag.isType5(atr: atr) {
                 let iso = try ISO15693Commands(channel: commands)
-                var info = try iso.getSystemInfo()
-                if info.blockSize == nil, let ext = try? iso.getSystemInfo(extended: true) { info = ext }
+                let info = try iso.systemInfoWithMemorySize()
                 let memory = "\(info.blockCount.map(String.init) ?? "?") blocks of \(info.blockSize.map(String.init) ?? "?") bytes"
-                return ([("kind", .string("type5")), ("uid", .hex(info.displayUID)), ("manufacturer", .string(info.manufacturerName)),
+                return OperationResult(json: [("kind", .string("type5")), ("uid", .hex(info.displayUID)), ("manufacturer", .string(info.manufacturerName)),
                          ("icReference", info.icReference.map { .hex([$0]) } ?? .null), ("blockCount", info.blockCount.map(JSON.int) ?? .null),
                          ("blockSize", info.blockSize.map(JSON.int) ?? .null)],
-                        ["Chip:      ISO 15693 (Type 5), \(info.manufacturerName)" + (info.icReference.map { ", IC reference \(Hex.encode([$0]))" } ?? ""),
+                        lines: ["Chip:      ISO 15693 (Type 5), \(info.manufacturerName)" + (info.icReference.map { ", IC reference \(Hex.encode([$0]))" } ?? ""),
                          "UID:       \(Hex.encode(info.displayUID, separator: " "))", "Memory:    \(memory)"])
             }
             if Type3Tag.isType3(atr: atr) {
@@ -39,9 +38,9 @@ extension APDUCommand {
                 guard let polled = try felica.polling() else { throw Failure(.unexpected, "the FeliCa card did not answer Polling") }
                 let systems = (try? felica.requestSystemCode()) ?? []
                 let codes = systems.map { String(format: "%04X", $0) }
-                return ([("kind", .string("type3")), ("chip", .string(polled.productName)), ("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)),
+                return OperationResult(json: [("kind", .string("type3")), ("chip", .string(polled.productName)), ("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)),
                          ("systemCodes", .array(codes.map(JSON.string)))],
-                        ["Chip:      \(polled.productName) (Type 3)", "IDm:       \(Hex.encode(polled.idm, separator: " "))",
+                        lines: ["Chip:      \(polled.productName) (Type 3)", "IDm:       \(Hex.encode(polled.idm, separator: " "))",
                          "PMm:       \(Hex.encode(polled.pmm, separator: " "))", "Systems:   \(codes.isEmpty ? "unknown" : codes.map { $0 == "12FC" ? "12FC (NDEF)" : $0 }.joined(separator: ", "))"])
             }
             return nil
@@ -49,11 +48,11 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                var other: (json: [(String, JSON)], lines: [String])?
+                var other: OperationResult?
                 let (reader, dialect, found) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                       observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands -> (String, ReaderDialect, Type2Identity?) in
                     if let o = try otherFamily(atr, commands) {
-                        other = (o.json + [("dialect", .string(commands.dialect.rawValue))], o.lines)
+                        other = OperationResult(json: o.json + [("dialect", .string(commands.dialect.rawValue))], lines: o.lines)
                         return (reader, commands.dialect, nil)
                     }
                     guard Type2Tag.isType2(atr: atr) else {
@@ -62,13 +61,8 @@ extension APDUCommand {
                     return (reader, commands.dialect, try Type2Identity.read(commands.transport, atr: atr, commands: commands))
                 }
                 guard let identity = found else {
-                    let other = other!
-                    if output.json {
-                        Terminal.print(JSON.object([("reader", .string(reader))] + other.json).serialized)
-                    } else {
-                        Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))")
-                        for line in other.lines { Terminal.print(line) }
-                    }
+                    if !output.json { Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))") }
+                    output.print(other!, reader: reader)
                     return
                 }
                 let valid = identity.signatureKey != nil
