@@ -44,7 +44,7 @@ struct CLIWatchNDEFTests {
     @Test("every tag presented is read and printed as one JSON event")
     func ndefEvents() async throws {
         try await withEmptySlot { slot in
-            let watch = try StreamingAPDU(["watch", "--ndef", "--json"])
+            let watch = try StreamingAPDU(["watch", "--ndef", "--json", "-r", slot.reader])
             defer { watch.stop() }
             #expect(watch.waitForLine { $0.contains("\"reader-added\"") && $0.contains("\"\(slot.reader)\"") } != nil)
             for uri in ["https://example.com/one", "https://example.com/two"] {
@@ -68,7 +68,7 @@ struct CLIWatchNDEFTests {
     @Test("a Type 5 and a Type 3 tag presented are read as Type 2 and 4 are")
     func type5AndType3() async throws {
         try await withEmptySlot { slot in
-            let watch = try StreamingAPDU(["watch", "--ndef", "--json"])
+            let watch = try StreamingAPDU(["watch", "--ndef", "--json", "-r", slot.reader])
             defer { watch.stop() }
             #expect(watch.waitForLine { $0.contains("\"reader-added\"") && $0.contains("\"\(slot.reader)\"") } != nil)
             let five = ISO15693TagModel(chip: .icodeSlix)

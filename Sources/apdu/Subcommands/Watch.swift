@@ -22,6 +22,9 @@ extension APDUCommand {
 
         @OptionGroup var traceOptions: TraceOptions
 
+        @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Only the readers whose name contains this text (events and --ndef reads).", valueName: "name"))
+        var reader: String?
+
         @Option(help: ArgumentHelp("Card-name list for ATRs.", valueName: "file"))
         var smartcardList = "/usr/share/pcsc/smartcard_list.txt"
 
@@ -83,6 +86,8 @@ extension APDUCommand {
             }
             try reportingFailures {
                 try ReaderMonitor().run { event in
+                    // Another reader's event is not printed, and its tag is not touched.
+                    if let wanted = reader, let name = event.reader, !name.contains(wanted) { return true }
                     switch event {
                     case let .readerAdded(reader): emit("reader-added", reader)
                     case let .readerRemoved(reader): emit("reader-removed", reader)
