@@ -90,6 +90,19 @@ public final class APDUTransport {
         self.observer = observer
     }
 
+    /// Sends `command` with the bytes `secret` of its encoding marked, so observers (traces,
+    /// recordings) show them as `**`: a key inside a reader's pseudo-APDU, a sector trailer.
+    public func send(_ command: CommandAPDU, secret: Range<Int>) throws -> ResponseAPDU {
+        guard let observer else { return try send(command) }
+        self.observer = { exchange in
+            var marked = exchange
+            if exchange.purpose == .command { marked.secretRange = secret }
+            observer(marked)
+        }
+        defer { self.observer = observer }
+        return try send(command)
+    }
+
     /// Sends one logical command and returns the complete response.
     public func send(_ command: CommandAPDU) throws -> ResponseAPDU {
         if let selectPolicy, let aid = selectPolicy.refusal(for: command) {

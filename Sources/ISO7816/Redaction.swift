@@ -5,9 +5,10 @@ public enum Redaction {
     /// the even and odd INS forms: their data field is a PIN, a PUK or a new reference value.
     public static let secretInstructions: Set<UInt8> = [0x20, 0x21, 0x24, 0x2C]
 
-    /// Whether the command's data field is a secret.
+    /// Whether the command's data field is a secret: a PIN command, or PC/SC Part 3 LOAD KEYS
+    /// (`FF 82`, a MIFARE Classic key for the reader's key slot).
     public static func isSecret(_ command: [UInt8]) -> Bool {
-        command.count > 5 && secretInstructions.contains(command[1])
+        command.count > 5 && (secretInstructions.contains(command[1]) || (command[0] == 0xFF && command[1] == 0x82))
     }
 
     /// Hex of a command, its data field replaced by `**` per byte when it carries a secret
