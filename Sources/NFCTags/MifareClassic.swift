@@ -427,6 +427,19 @@ public final class MifareClassicCard {
         }
     }
 
+    /// Writes `value` as a value block (the ACS value-block command's store, op 00): the value
+    /// format with the block's own number as its address.
+    public func storeValue(block: Int, value: Int32) throws {
+        try checkAuthenticated(block, "storing a value in")
+        let u = UInt32(bitPattern: value)
+        let data: [UInt8] = [0x00, UInt8(u >> 24), UInt8(u >> 16 & 0xFF), UInt8(u >> 8 & 0xFF), UInt8(u & 0xFF)]
+        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD7, p1: UInt8(block >> 8), p2: UInt8(block & 0xFF), data: data))
+        guard r.statusWord == .success else {
+            current = nil
+            throw TagError(.writeFailed, "the card refused to store a value in block \(block): \(r.statusWord) (\(r.statusWord.meaning.text))")
+        }
+    }
+
     /// Forgets the authentication (the card went away, or a command failed elsewhere).
     public func forgetAuthentication() { current = nil }
 

@@ -70,13 +70,16 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
     /// Reads the MAD (sector 0, and sector 16 for MAD2) with the public MAD key and finds the
     /// NDEF TLV in the NDEF sectors.
     /// - Parameters:
+    ///   - uid: the card's UID (nil: asked with GET DATA).
     ///   - keys: keys to try after the public ones, as key A or B.
     ///   - tolerant: a TLV area that does not parse is kept in `layoutError` (to restore it).
     /// - Throws: `TagError` `.notNDEF` for a card with no MAD (not formatted) or no NDEF sector;
     ///   `.badCapabilityContainer` for a MAD whose CRC is wrong; `.authenticationFailed` when no
     ///   key opens a sector; the channel's errors.
-    public static func detect(_ transport: APDUTransport, atr: [UInt8], uid: [UInt8]?, keys: [MifareClassicKeyCandidate] = [], tolerant: Bool = false, keySlot: UInt8 = 0) throws -> MifareClassicNDEFTag {
+    public static func detect(_ transport: APDUTransport, atr: [UInt8], uid knownUID: [UInt8]? = nil, keys: [MifareClassicKeyCandidate] = [], tolerant: Bool = false, keySlot: UInt8 = 0) throws -> MifareClassicNDEFTag {
         guard let layout = MifareClassicLayout(atr: atr) else { throw TagError(.notNDEF, "not a MIFARE Classic card") }
+        var uid = knownUID
+        if uid == nil, let r = try? transport.send(.getUID), r.statusWord == .success, (4...10).contains(r.data.count) { uid = r.data }
         let card = MifareClassicCard(transport: transport, layout: layout, keySlot: keySlot)
         let madKeys = [MifareClassicKeyCandidate.publicKeys[1]] + keys
         guard try card.open(sector: 0, with: madKeys) != nil else {
@@ -482,7 +485,9 @@ extension MifareClassicNDEFTag {
         }
         card.forgetAuthentication()
         let tag = try MifareClassicNDEFTag.detect(transport, atr: atr, uid: uid, keySlot: keySlot)
-        guard try tag.readNDEF().isEmpty else { throw TagError(.verifyFailed, "the formatted card does not read as an empty NDEF message") }
+        // A card formatted now reads as an empty message; one formatted before keeps its own.
+        let message = try tag.readNDEF()
+        guard formatted.isEmpty || message.isEmpty else { throw TagError(.verifyFailed, "the formatted card does not read as an empty NDEF message") }
         return MifareClassicFormatReport(formatted: formatted, alreadyDone: done, madVersion: mad.version, capacity: tag.capacity)
     }
 }

@@ -2,7 +2,7 @@ import ISO7816
 
 /// What the ndef-* commands need from any NFC Forum tag type.
 public protocol NDEFTag: AnyObject {
-    /// `type4` or `type2`.
+    /// `type2`, `type3`, `type4`, `type5` or `classic` (NDEF on MIFARE Classic).
     var kind: String { get }
     /// Mapping (Type 4) or CC (Type 2) version, e.g. "2.0" or "1.0".
     var mappingVersion: String { get }
@@ -28,7 +28,7 @@ extension NDEFTag {
     /// tag (by `uid`, when both are known) unless `allowingOtherTag`.
     func checkBackupIdentity(_ backup: TagBackup, uid: [UInt8]?, allowingOtherTag: Bool, noun: String = "tag") throws(TagError) {
         guard backup.kind == kind else {
-            throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is a Type \(kind.dropFirst(4)) tag")
+            throw TagError(.differentTag, "the backup is of a \(backup.kind ?? "bare message"), this is \(kind == "classic" ? "a MIFARE Classic card" : "a Type \(kind.dropFirst(4)) tag")")
         }
         if let a = backup.uid, let b = uid, a != b, !allowingOtherTag {
             throw TagError(.differentTag, "the backup is of \(noun) \(a.hexString), this is \(noun) \(b.hexString); nothing was written (--force writes it anyway)")
@@ -46,18 +46,21 @@ extension Type4Tag: NDEFTag {
 /// Which NFC Forum tag type a card is, and its NDEF procedures, found over `transport`.
 ///
 /// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag, of ISO 15693
-/// a Type 5 tag, of FeliCa a Type 3 tag; another storage card (MIFARE Classic, a memory card)
-/// has no NDEF procedure here; anything else may carry the Type 4 NDEF application and is asked
-/// for it with SELECT.
+/// a Type 5 tag, of FeliCa a Type 3 tag, of MIFARE Classic (Mini, 1K, 4K, Plus in SL1) a MAD
+/// card with NDEF sectors; another storage card (a memory card) has no NDEF procedure here;
+/// anything else may carry the Type 4 NDEF application and is asked for it with SELECT.
 /// - Parameters:
 ///   - transport: the channel to the card, with its transmission policy.
 ///   - atr: the card's answer to reset.
 ///   - tolerant: a tag whose TLV area or attribute block does not parse is still returned (to restore it).
 ///   - commands: the reader's tag-command channel, for Types 2, 5 and 3 (nil: storage
 ///     pseudo-APDUs only; Type 3 then cannot be reached).
+///   - classicKeys: MIFARE Classic keys to try after the public MAD and NDEF keys.
 /// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), `TagCommandError`, or
 ///   the channel's errors.
-public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false, commands: TagCommandChannel? = nil) throws -> any NDEFTag {
+public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false, commands: TagCommandChannel? = nil,
+                          classicKeys: [MifareClassicKeyCandidate] = []) throws -> any NDEFTag {
+    if MifareClassicNDEFTag.isClassic(atr: atr) { return try MifareClassicNDEFTag.detect(transport, atr: atr, keys: classicKeys, tolerant: tolerant) }
     if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
     if Type5Tag.isType5(atr: atr) { return try Type5Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
     if Type3Tag.isType3(atr: atr) {
@@ -65,7 +68,7 @@ public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bo
     }
     if let storage = (try? ATR(bytes: atr))?.storageCard {
         let name = storage.name ?? "storage card \(Hex.encode([UInt8(storage.cardName >> 8), UInt8(storage.cardName & 0xFF)]))"
-        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2, 3, 4 or 5 tag")
+        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2, 3, 4 or 5 tag nor a MIFARE Classic")
     }
     return try Type4Tag.detect(transport, atr: atr)
 }

@@ -8,6 +8,8 @@ import ISO7816
 /// - Type 4: the NDEF file's NLEN/ENLEN and message.
 /// - Type 5: the bytes after the CC up to the end of the NDEF TLV (and its terminator), with the CC.
 /// - Type 3: the attribute block (as `cc`) and the message's data blocks from block 1 (`start` 16).
+/// - MIFARE Classic (`classic`): the NDEF sectors' data blocks (trailers left out) from the first
+///   up to the end of the NDEF TLV (and its terminator), with MAD1/MAD2 as `cc`.
 ///
 /// Saved as a small text file (`encoded()`), one `key value` per line, so a person can read it:
 ///
@@ -24,7 +26,7 @@ import ISO7816
 public struct TagBackup: Sendable, Hashable {
     public static let header = "# apdu tag backup: put it back with `apdu ndef-write --restore FILE`"
 
-    /// `type2`, `type3`, `type4` or `type5`; nil for a bare message (an older backup, or any NDEF file).
+    /// `type2`, `type3`, `type4`, `type5` or `classic`; nil for a bare message (an older backup, or any NDEF file).
     public var kind: String?
     public var uid: [UInt8]?
     /// Type 2: the CC (page 3); Type 4: the capability container file.
@@ -95,8 +97,8 @@ public struct TagBackup: Sendable, Hashable {
         }
         guard values["format"]?.0 == "1" else { throw ParseError(line: values["format"]?.1 ?? 0, reason: "unknown backup format (1 expected)") }
         let kind = values["kind"]?.0
-        guard let kind, ["type2", "type3", "type4", "type5"].contains(kind) else {
-            throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type2, type3, type4 or type5")
+        guard let kind, ["type2", "type3", "type4", "type5", "classic"].contains(kind) else {
+            throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type2, type3, type4, type5 or classic")
         }
         guard let (startText, startLine) = values["start"], let start = Int(startText), (0...0xFFFF).contains(start) else {
             throw ParseError(line: values["start"]?.1 ?? 0, reason: "start must be a byte address")

@@ -98,23 +98,26 @@ public final class TagTransaction {
                 tag = try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands, password: access.password)
             } else {
                 if access.password != nil { throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one") }
-                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant, commands: commands)
+                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: access.classicKeys)
             }
             return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag, commands: commands))
         }
     }
 }
 
-/// How to reach a tag's own commands: the reader's dialect and a Type 2 password.
+/// How to reach a tag's own commands: the reader's dialect, a Type 2 password, MIFARE Classic keys.
 public struct TagAccess: Sendable, Hashable {
     /// nil: from the reader's name, checked with a harmless probe.
     public var dialect: ReaderDialect?
     /// Sent with PWD_AUTH before anything else, on tags with AUTH0 protection.
     public var password: Type2Password?
+    /// MIFARE Classic keys tried after the public MAD and NDEF keys (key B for a lock).
+    public var classicKeys: [MifareClassicKeyCandidate]
 
-    public init(dialect: ReaderDialect? = nil, password: Type2Password? = nil) {
+    public init(dialect: ReaderDialect? = nil, password: Type2Password? = nil, classicKeys: [MifareClassicKeyCandidate] = []) {
         self.dialect = dialect
         self.password = password
+        self.classicKeys = classicKeys
     }
 }
 
@@ -153,6 +156,8 @@ public struct TagInspection: Sendable {
     public var type5Locks: Type5LockState?
     /// Type 3: RWFlag and the memory configuration block.
     public var type3Locks: Type3LockState?
+    /// MIFARE Classic: which NDEF sectors are read-only for good.
+    public var classicLocks: MifareClassicLockState?
 }
 
 extension TagTransaction {
@@ -232,7 +237,9 @@ extension TagTransaction {
         var canLock = locks.map { !$0.isFullyLocked } ?? (tag.status == .readWrite)
         if let t5, let locks5 { canLock = t5.commands != nil && locks5.lockedBlocks != nil && !locks5.isFullyLocked }
         if let t3, let locks3 { canLock = t3.polling.isLite && t3.attribute != nil && !locks3.isFullyLocked }
-        var inspection = TagInspection(locks: locks, canMakeReadOnly: canLock, type5Locks: locks5, type3Locks: locks3)
+        let classicLocks = try (tag as? MifareClassicNDEFTag)?.readLockState()
+        if let classicLocks { canLock = !classicLocks.isFullyLocked }
+        var inspection = TagInspection(locks: locks, canMakeReadOnly: canLock, type5Locks: locks5, type3Locks: locks3, classicLocks: classicLocks)
         do {
             let message = try tag.readNDEF()
             if !message.isEmpty { _ = try NDEFMessage(decoding: message) }
