@@ -78,6 +78,11 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
     ///   key opens a sector; the channel's errors.
     public static func detect(_ transport: APDUTransport, atr: [UInt8], uid knownUID: [UInt8]? = nil, keys: [MifareClassicKeyCandidate] = [], tolerant: Bool = false, keySlot: UInt8 = 0) throws -> MifareClassicNDEFTag {
         guard let layout = MifareClassicLayout(atr: atr) else { throw TagError(.notNDEF, "not a MIFARE Classic card") }
+        return try detect(transport, layout: layout, uid: knownUID, keys: keys, tolerant: tolerant, keySlot: keySlot)
+    }
+
+    /// The same, for a card whose layout is known.
+    public static func detect(_ transport: APDUTransport, layout: MifareClassicLayout, uid knownUID: [UInt8]? = nil, keys: [MifareClassicKeyCandidate] = [], tolerant: Bool = false, keySlot: UInt8 = 0) throws -> MifareClassicNDEFTag {
         var uid = knownUID
         if uid == nil, let r = try? transport.send(.getUID), r.statusWord == .success, (4...10).contains(r.data.count) { uid = r.data }
         let card = MifareClassicCard(transport: transport, layout: layout, keySlot: keySlot)
@@ -413,8 +418,10 @@ extension MifareClassicNDEFTag {
     /// - Throws: `TagError` `.unsafe` for a card that is neither factory-fresh nor partly formatted
     ///   by this procedure, or holds data (nothing written); `LockInterrupted` naming the sectors
     ///   done when the card goes away part-way.
-    public static func format(_ transport: APDUTransport, atr: [UInt8], uid: [UInt8]? = nil, keySlot: UInt8 = 0) throws -> MifareClassicFormatReport {
-        guard let layout = MifareClassicLayout(atr: atr) else { throw TagError(.notNDEF, "not a MIFARE Classic card") }
+    /// - Parameters:
+    ///   - atr: the card's ATR, for its layout (or give `layout`).
+    public static func format(_ transport: APDUTransport, atr: [UInt8], uid: [UInt8]? = nil, layout known: MifareClassicLayout? = nil, keySlot: UInt8 = 0) throws -> MifareClassicFormatReport {
+        guard let layout = known ?? MifareClassicLayout(atr: atr) else { throw TagError(.notNDEF, "not a MIFARE Classic card") }
         let card = MifareClassicCard(transport: transport, layout: layout, keySlot: keySlot)
         let mad = MifareApplicationDirectory.ndef(for: layout)
         let ndefSectors = mad.ndefSectors(of: layout)
@@ -484,7 +491,7 @@ extension MifareClassicNDEFTag {
             formatted.append(s)
         }
         card.forgetAuthentication()
-        let tag = try MifareClassicNDEFTag.detect(transport, atr: atr, uid: uid, keySlot: keySlot)
+        let tag = try MifareClassicNDEFTag.detect(transport, layout: layout, uid: uid, keySlot: keySlot)
         // A card formatted now reads as an empty message; one formatted before keeps its own.
         let message = try tag.readNDEF()
         guard formatted.isEmpty || message.isEmpty else { throw TagError(.verifyFailed, "the formatted card does not read as an empty NDEF message") }

@@ -1,9 +1,48 @@
 import ArgumentParser
 import Foundation
 import ISO7816
+import NFCTags
 import VirtualCard
 
 extension ContactlessReader.Dialect: ExpressibleByArgument {}
+extension MifareClassicModel.Chip: ExpressibleByArgument {}
+
+/// Saves a Classic card's memory to a hex file (16 bytes a line) after every command that changed it.
+final class ChangeSaver: @unchecked Sendable {
+    let tag: MifareClassicModel
+    let path: String
+    private var last: [UInt8]
+    init(tag: MifareClassicModel, path: String) {
+        self.tag = tag
+        self.path = path
+        last = tag.contents
+    }
+
+    func wrapping(_ card: any EmulatedCard) -> any EmulatedCard { Saving(inner: card, saver: self) }
+
+    func saveIfChanged() {
+        let now = tag.contents
+        guard now != last else { return }
+        last = now
+        let lines = stride(from: 0, to: now.count, by: 16).map { Hex.encode(now[$0..<min($0 + 16, now.count)], separator: " ") }
+        try? (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    final class Saving: EmulatedCard, @unchecked Sendable {
+        let inner: any EmulatedCard
+        let saver: ChangeSaver
+        init(inner: any EmulatedCard, saver: ChangeSaver) {
+            self.inner = inner
+            self.saver = saver
+        }
+        var atr: [UInt8] { inner.atr }
+        func reset() { inner.reset() }
+        func process(_ apdu: [UInt8]) -> [UInt8] {
+            defer { saver.saveIfChanged() }
+            return inner.process(apdu)
+        }
+    }
+}
 
 extension APDUCommand {
     struct Emulate: ParsableCommand {
@@ -74,7 +113,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Emulate a Type 2 tag behind a PC/SC reader: ntag213, ntag215, ntag216, ultralight, ultralight-c.", valueName: "chip"))
         var type2: String?
 
-        @Option(help: ArgumentHelp("Type 2: load the memory image from this hex file and save every change back to it.", valueName: "file"))
+        @Option(help: ArgumentHelp("Type 2 and --classic: load the memory image from this hex file and save every change back to it.", valueName: "file"))
         var memory: String?
 
         @Option(help: ArgumentHelp("The reader around a --type2/3/5 tag: storage (pseudo-APDUs only; Type 2's default), transparent (PC/SC Part 3 transparent exchange; Types 5 and 3's default) or acr122u.", valueName: "model"))
@@ -92,13 +131,24 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Emulate a Type 3 (FeliCa) tag: felica-lite-s, felica-standard (behind --reader-model transparent or acr122u).", valueName: "chip"))
         var type3: String?
 
+        @Option(help: ArgumentHelp("Emulate a MIFARE Classic card behind a storage reader: mini, classic-1k, classic-4k, plus-2k, plus-4k (factory-fresh; with --memory, that image).", valueName: "chip"))
+        var classic: MifareClassicModel.Chip?
+
+        @Flag(help: "--classic: start NFC Forum formatted (MAD and NDEF sectors, an empty message) instead of factory-fresh.")
+        var formatted = false
+
         func validate() throws {
+            if classic == nil && formatted { throw ValidationError("--formatted is for --classic") }
+            if classic != nil && (readerModel ?? .storageOnly) != .storageOnly { throw ValidationError("--classic: the card sits behind a storage reader (its Part 3 pseudo-APDUs); --reader-model is not for it") }
+            if [classic != nil, type2 != nil, type4, type5 != nil, type3 != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("--classic, --type2, --type3, --type4 and --type5 exclude each other")
+            }
             if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
             if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
             if type2 == nil && (uid != nil || signature != nil) {
                 throw ValidationError("--uid and --signature are for --type2")
             }
-            if type2 == nil && type5 == nil && type3 == nil && readerModel != nil {
+            if type2 == nil && type5 == nil && type3 == nil && classic == nil && readerModel != nil {
                 throw ValidationError("--reader-model is for --type2, --type5 and --type3")
             }
             if [type2 != nil, type4, type5 != nil, type3 != nil].filter({ $0 }).count > 1 {
@@ -150,6 +200,25 @@ extension APDUCommand {
                     let dialect = readerModel ?? .storageOnly
                     model = dialect == .storageOnly ? tag : ContactlessReader(dialect, tag: tag)
                     description = "\(chip.name) (Type 2, \(chip.pages) pages) behind a \(dialect.rawValue) reader"
+                } else if let classic {
+                    var image: [UInt8]?
+                    if let memory, FileManager.default.fileExists(atPath: memory) {
+                        image = try readMessageFile(memory, option: "--memory")
+                        let size = MifareClassicModel(classic).contents.count
+                        guard image!.count == size else { throw Failure(.badData, "--memory: a \(classic.rawValue) image is \(size) bytes, the file holds \(image!.count)") }
+                    }
+                    let tag = MifareClassicModel(classic, memory: image)
+                    if formatted && image == nil {
+                        _ = try MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: ContactlessReader(.storageOnly, tag: tag))), atr: tag.atr)
+                    }
+                    let card = ContactlessReader(.storageOnly, tag: tag)
+                    if let memory {
+                        let watcher = ChangeSaver(tag: tag, path: memory)
+                        model = watcher.wrapping(card)
+                    } else {
+                        model = card
+                    }
+                    description = "\(MifareClassicLayout(atr: tag.atr)!) (\(tag.layout.sectorCount) sectors\(formatted ? ", NFC Forum formatted" : ", factory-fresh")) behind a storage reader"
                 } else if let type5, let chip = ISO15693TagModel.Chip.all[type5] {
                     // A reader model given on the command line counts; the default is a transparent reader.
                     let dialect = readerModel ?? .transparent

@@ -62,6 +62,8 @@ extension APDUCommand {
                 (details, lines) = type5Details(t5, locks: locks, canLock: canLock)
             } else if let t3 = tag as? Type3Tag, let locks = inspection.type3Locks {
                 (details, lines) = type3Details(t3, locks: locks, canLock: canLock)
+            } else if let classic = tag as? MifareClassicNDEFTag, let locks = inspection.classicLocks {
+                (details, lines) = classicDetails(classic, locks: locks, canLock: canLock)
             }
             if output.json {
                 Terminal.print(JSON.object([
@@ -100,6 +102,21 @@ extension APDUCommand {
             }
             if locks.isPartlyLocked {
                 lines.append("  PARTLY LOCKED: \(locks.ccWriteAccess != 0 ? "the CC says read-only" : "some blocks are locked") but not every lock is set\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
+            }
+            return (details, lines)
+        }
+
+        func classicDetails(_ tag: MifareClassicNDEFTag, locks: MifareClassicLockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+            let readOnly = locks.readOnlySectors.filter(\.value).keys.sorted()
+            let details: [(String, JSON)] = [("chip", .string(tag.layout.description)), ("madVersion", .int(tag.directory.version)),
+                                             ("ndefSectors", .array(tag.sectors.map(JSON.int))),
+                                             ("locks", .object([("readOnlySectors", .array(readOnly.map(JSON.int))),
+                                                                ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))]))]
+            let ranges = tag.sectors.count > 1 ? "\(tag.sectors.first!)-\(tag.sectors.last!)" : "\(tag.sectors.first!)"
+            var lines = ["  chip: \(tag.layout), MAD\(tag.directory.version), NDEF sectors \(ranges) (\(tag.sectors.count) sectors)"]
+            lines.append("  lock: \(readOnly.isEmpty ? "every NDEF sector writable" : "\(readOnly.count) of \(tag.sectors.count) NDEF sectors read-only for good")")
+            if locks.isPartlyLocked {
+                lines.append("  PARTLY LOCKED\(canLock ? " (apdu ndef-lock --yes finishes the lock; it needs key B)" : "")")
             }
             return (details, lines)
         }

@@ -12,9 +12,11 @@ struct DialectOptions: ParsableArguments {
     var readerDialect: ReaderDialect?
 }
 
-/// `--reader-dialect` and the NTAG21x password (`--password-file`, `APDU_TAG_PASSWORD`).
+/// `--reader-dialect`, the NTAG21x password (`--password-file`, `APDU_TAG_PASSWORD`) and
+/// MIFARE Classic keys (`--key`, `--key-file`, `APDU_MIFARE_KEYS`).
 struct TagAccessOptions: ParsableArguments {
     @OptionGroup var dialect: DialectOptions
+    @OptionGroup var classicKeys: ClassicKeySource
     var readerDialect: ReaderDialect? { dialect.readerDialect }
 
     @Option(help: ArgumentHelp(
@@ -52,7 +54,7 @@ struct TagAccessOptions: ParsableArguments {
         return password
     }
 
-    func access() throws -> TagAccess { TagAccess(dialect: readerDialect, password: try password()) }
+    func access() throws -> TagAccess { TagAccess(dialect: readerDialect, password: try password(), classicKeys: try classicKeys.given()) }
 }
 
 extension ReaderDialect: ExpressibleByArgument {}

@@ -28,7 +28,7 @@ extension ReaderOptions {
 struct TagView {
     var reader: String
     var json: JSON
-    /// "Type 4 tag, mapping 2.0" / "Type 2 tag (NTAG213), mapping 1.0, UID …".
+    /// "Type 4 tag, mapping 2.0" / "Type 2 tag (NTAG213), mapping 1.0, UID …" / "MIFARE Classic 1K (MAD1, 15 NDEF sectors) …".
     var description: String
     var status: NDEFStatus
     var capacity: Int
@@ -55,6 +55,10 @@ struct TagView {
             m.append(("pmm", .hex(t3.polling.pmm)))
             if let a = t3.attribute { m.append(("nbr", .int(a.nbr))); m.append(("nbw", .int(a.nbw))); m.append(("nmaxb", .int(a.nmaxb))) }
             description = "Type 3 tag (\(t3.polling.productName)), mapping \(t3.mappingVersion), IDm \(t3.polling.idm.hexString)"
+        } else if let classic = tag as? MifareClassicNDEFTag {
+            m.append(("chip", .string(classic.layout.description)))
+            m.append(("madVersion", .int(classic.directory.version)))
+            description = "\(classic.layout) (MAD\(classic.directory.version), \(classic.sectors.count) NDEF sectors), mapping \(classic.mappingVersion)" + (classic.uid.map { ", UID \($0.hexString)" } ?? "")
         } else {
             description = "Type 4 tag, mapping \(tag.mappingVersion)"
         }
