@@ -111,7 +111,9 @@ public struct MifareClassicKeyCandidate: Hashable, Sendable, CustomStringConvert
 
     /// Keys from text: one per line, 12 hex digits (spaces, ':' or '-' between bytes allowed),
     /// '#' comments, blank lines, CRLF and a byte-order mark. Errors name the line, never its text.
-    /// - Parameter source: how labels and errors name the text ("keys.txt", "$APDU_MIFARE_KEYS").
+    /// - Parameters:
+    ///   - text: the keys.
+    ///   - source: how labels and errors name the text ("keys.txt", "$APDU_MIFARE_KEYS").
     public static func parse(_ text: String, source: String) throws(TagError) -> [MifareClassicKeyCandidate] {
         var out: [MifareClassicKeyCandidate] = []
         for (index, raw) in TextInput.normalized(text).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

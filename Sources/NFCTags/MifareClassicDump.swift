@@ -43,7 +43,10 @@ extension MifareClassicCard {
     /// Reads every sector the candidates open: one authentication per sector where one key may
     /// read the whole sector (the key that opened the previous sector is tried first), a second
     /// only where the access bits give some blocks to the other key.
-    /// - Parameter progress: called with each sector number before it is read.
+    /// - Parameters:
+    ///   - keys: the keys to try, as key A and key B, in order.
+    ///   - uid: the card's UID, carried into the dump.
+    ///   - progress: called with each sector number before it is read.
     public func dump(keys: [MifareClassicKeyCandidate], uid: [UInt8]? = nil, progress: ((Int) -> Void)? = nil) throws -> MifareClassicDump {
         var out: [MifareClassicSectorDump] = []
         var order = keys
@@ -97,6 +100,9 @@ extension MifareClassicCard {
 
     /// The dictionary attempt: for each sector, the first candidate that opens it as key A and
     /// the first as key B, and (with key A) the access bits.
+    /// - Parameters:
+    ///   - keys: the keys to try.
+    ///   - progress: called with each sector number before it is tried.
     public func findKeys(_ keys: [MifareClassicKeyCandidate], progress: ((Int) -> Void)? = nil) throws -> [MifareClassicSectorKeys] {
         var out: [MifareClassicSectorKeys] = []
         for sector in layout.sectors {
@@ -118,6 +124,12 @@ extension MifareClassicCard {
     /// manufacturer block), a trailer needs `trailer` and valid access bits, and a trailer that
     /// leaves no key able to write it again needs `confirmLockout` equal to its sector.
     /// Authenticates with the first candidate the current access bits allow to write.
+    /// - Parameters:
+    ///   - block: the block number.
+    ///   - data: its 16 new bytes.
+    ///   - keys: the keys to try.
+    ///   - trailer: the caller means to write a sector trailer.
+    ///   - confirmLockout: the sector's number, confirming access bits that lock it for good.
     public func writeChecked(block: Int, data: [UInt8], keys: [MifareClassicKeyCandidate], trailer: Bool = false, confirmLockout: Int? = nil) throws {
         guard data.count == 16 else { throw TagError(.writeFailed, "a block is 16 bytes; \(data.count) were given; nothing was written") }
         guard (0..<layout.blockCount).contains(block) else {

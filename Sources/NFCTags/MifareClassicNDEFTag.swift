@@ -70,9 +70,12 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
     /// Reads the MAD (sector 0, and sector 16 for MAD2) with the public MAD key and finds the
     /// NDEF TLV in the NDEF sectors.
     /// - Parameters:
-    ///   - uid: the card's UID (nil: asked with GET DATA).
+    ///   - transport: the channel to the reader.
+    ///   - atr: the card's ATR, for its layout.
+    ///   - knownUID: the card's UID (nil: asked with GET DATA).
     ///   - keys: keys to try after the public ones, as key A or B.
     ///   - tolerant: a TLV area that does not parse is kept in `layoutError` (to restore it).
+    ///   - keySlot: the reader key slot LOAD KEYS fills.
     /// - Throws: `TagError` `.notNDEF` for a card with no MAD (not formatted) or no NDEF sector;
     ///   `.badCapabilityContainer` for a MAD whose CRC is wrong; `.authenticationFailed` when no
     ///   key opens a sector; the channel's errors.
@@ -82,6 +85,13 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
     }
 
     /// The same, for a card whose layout is known.
+    /// - Parameters:
+    ///   - transport: the channel to the reader.
+    ///   - layout: the card's memory layout.
+    ///   - knownUID: the card's UID (nil: asked with GET DATA).
+    ///   - keys: keys to try after the public ones, as key A or B.
+    ///   - tolerant: a TLV area that does not parse is kept in `layoutError` (to restore it).
+    ///   - keySlot: the reader key slot LOAD KEYS fills.
     public static func detect(_ transport: APDUTransport, layout: MifareClassicLayout, uid knownUID: [UInt8]? = nil, keys: [MifareClassicKeyCandidate] = [], tolerant: Bool = false, keySlot: UInt8 = 0) throws -> MifareClassicNDEFTag {
         var uid = knownUID
         if uid == nil, let r = try? transport.send(.getUID), r.statusWord == .success, (4...10).contains(r.data.count) { uid = r.data }
@@ -419,7 +429,11 @@ extension MifareClassicNDEFTag {
     ///   by this procedure, or holds data (nothing written); `LockInterrupted` naming the sectors
     ///   done when the card goes away part-way.
     /// - Parameters:
+    ///   - transport: the channel to the reader.
     ///   - atr: the card's ATR, for its layout (or give `layout`).
+    ///   - uid: the card's UID, for the detection that checks the result.
+    ///   - known: the card's layout, when the ATR is not at hand.
+    ///   - keySlot: the reader key slot LOAD KEYS fills.
     public static func format(_ transport: APDUTransport, atr: [UInt8], uid: [UInt8]? = nil, layout known: MifareClassicLayout? = nil, keySlot: UInt8 = 0) throws -> MifareClassicFormatReport {
         guard let layout = known ?? MifareClassicLayout(atr: atr) else { throw TagError(.notNDEF, "not a MIFARE Classic card") }
         let card = MifareClassicCard(transport: transport, layout: layout, keySlot: keySlot)

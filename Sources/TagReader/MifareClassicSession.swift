@@ -9,7 +9,11 @@ public enum MifareClassicSession {
     /// Classic (Mini, 1K, 4K, Plus in SL1) by its ATR, reads its UID and runs `body`. The
     /// transaction and the connection end on every path.
     /// - Parameters:
+    ///   - requested: a reader name, index or unique part of a name; nil for the only reader with a card.
+    ///   - wait: how long to wait for a card; nil: not at all.
+    ///   - observer: sees every APDU exchanged (keys marked as secrets).
     ///   - keySlot: the reader key slot LOAD KEYS fills (00 on most readers).
+    ///   - body: the work, inside the transaction: the reader's name, the card and its UID.
     /// - Throws: `ReaderError`, `PCSCError`, `TagError` `.notNDEF` for another card, and what
     ///   `body` throws.
     public static func run<T>(reader requested: String?, wait: Duration?, observer: ((Exchange) -> Void)? = nil, keySlot: UInt8 = 0,
