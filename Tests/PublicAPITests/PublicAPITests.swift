@@ -88,6 +88,29 @@ struct PublicAPITests {
         }
     }
 
+    @Test("a MIFARE Classic card: delivered as .miFare (classic), formatted with the public API, NDEF write/read through the session, blocks through MifareClassicSession")
+    func classic() async throws {
+        let model = MifareClassicModel(.classic1K)
+        _ = try MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: ContactlessReader(.storageOnly, tag: model))), atr: model.atr)
+        try await withInsertedCard(ContactlessReader(.storageOnly, tag: model)) { inserted in
+            let backups = MemoryBackupStore()
+            let tag = try await TagReaderSession(reader: inserted.reader, backups: backups).firstTag(timeout: .seconds(10))
+            guard case let .miFare(mifare) = tag else { Issue.record("a Classic 1K is delivered as .miFare"); return }
+            #expect(mifare.mifareFamily == .classic)
+            #expect(try await tag.ndef.queryNDEFStatus() == (.readWrite, 716))
+            try await tag.ndef.writeNDEF(hello)
+            #expect(try await tag.ndef.readNDEF() == hello)
+            #expect(backups.backups.first?.kind == "classic")
+        }
+        try await withInsertedCard(ContactlessReader(.storageOnly, tag: model)) { inserted in
+            let sectors = try MifareClassicSession.run(reader: inserted.reader, wait: nil) { _, card, uid in
+                #expect(uid == model.uid)
+                return try card.dump(keys: MifareClassicKeyCandidate.publicKeys).sectors.filter { $0.keyType != nil }.count
+            }
+            #expect(sectors == 16)
+        }
+    }
+
     @Test("a Type 4 tag: write, read back, restore the backup, lock")
     func type4WriteRestoreLock() async throws {
         let old = NDEFMessage(records: [.uri("https://example.com/old")])
