@@ -364,6 +364,10 @@ public final class MifareClassicCard {
                                   data: [0x01, UInt8(block >> 8), UInt8(block & 0xFF), keyType.rawValue, keySlot])
         authentications += 1
         let r = try transport.send(command)
+        // 6A 81 / 6D 00 / 6E 00: the reader has no GENERAL AUTHENTICATE; no key would do.
+        if [0x6A81, 0x6D00, 0x6E00].contains(r.statusWord.rawValue) {
+            throw TagError(.authenticationFailed, "the reader does not support GENERAL AUTHENTICATE (\(r.statusWord): \(r.statusWord.meaning.text))")
+        }
         guard r.statusWord == .success else { return false }
         current = Authentication(sector: sector, keyType: keyType, key: key)
         return true

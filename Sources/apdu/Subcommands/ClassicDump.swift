@@ -43,7 +43,7 @@ extension APDUCommand {
                 } else {
                     Terminal.print("\(layout), UID \(dump.uid.map { Hex.encode($0, separator: " ") } ?? "?"): \(opened) of \(layout.sectorCount) sectors opened (\(dump.authentications) authentications, \(dump.reads) reads)")
                     for s in dump.sectors {
-                        let key = s.keyType.map { "key \($0) (\(s.keyLabel ?? "?"))" } ?? "not opened"
+                        let key = s.keyType.map { "key \($0) (\(Terminal.safe(s.keyLabel ?? "?")))" } ?? "not opened"
                         Terminal.print("sector \(s.sector): \(key)\(s.access.map { ", access bits \($0)" } ?? "")")
                         for (i, bytes) in s.blocks.enumerated() {
                             Terminal.print(ClassicRender.blockLine(layout, s.firstBlock + i, bytes, access: s.access))

@@ -37,7 +37,7 @@ extension APDUCommand {
                 } else {
                     Terminal.print("\(layout): \(candidates.count) keys tried on \(layout.sectorCount) sectors")
                     for s in found {
-                        var line = "sector \(s.sector < 10 ? " " : "")\(s.sector)  key A: \(s.keyA ?? "-")  key B: \(s.keyB ?? "-")"
+                        var line = "sector \(s.sector < 10 ? " " : "")\(s.sector)  key A: \(Terminal.safe(s.keyA ?? "-"))  key B: \(Terminal.safe(s.keyB ?? "-"))"
                         if let a = s.access {
                             line += "  (data: \(MifareClassicAccessBits.words(data: a.conditions[0])); \(a.keyBReadable ? "key B is readable, so it opens nothing" : "trailer: \(MifareClassicAccessBits.words(trailer: a.conditions[3]))"))"
                         }
