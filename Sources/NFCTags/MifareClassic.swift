@@ -344,7 +344,7 @@ public final class MifareClassicCard {
         let r = try transport.send(command, secret: 5..<11)
         guard r.statusWord == .success else {
             slotHolds = nil
-            throw TagError(.authenticationFailed, "the reader refused to load a key into slot \(keySlot): \(r.statusWord) (\(r.statusWord.meaning.text))")
+            throw TagError(.authenticationFailed, "the reader refused LOAD KEYS into key slot \(keySlot): \(r.statusWord) (\(r.statusWord.meaning.text)); without it no MIFARE Classic sector can be authenticated (--key-slot picks another slot)")
         }
         slotHolds = key
     }
