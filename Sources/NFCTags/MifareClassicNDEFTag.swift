@@ -283,29 +283,11 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
         for block in Set(changed + [commitBlock]).sorted() {
             try open(sector(ofAreaBlock: block), for: .write, group: layout.accessGroup(ofBlock: areaBlocks[block]))
         }
-        var progress = WriteProgress()
-        if image[commitPosition] == 0 { progress.phase = .emptied }
-        if image[commitPosition] != 0 {
-            var emptied = bytes(image, commitBlock)
-            emptied[commitPosition % 16] = 0
-            try progress.step("clear the NDEF length (block \(areaBlocks[commitBlock]))", empties: true) { try writeAreaBlock(commitBlock, emptied) }
-        }
-        for block in changed where block != commitBlock {
-            try progress.step("write block \(areaBlocks[block])") { try writeAreaBlock(block, bytes(target, block)) }
-        }
-        if bytes(target, commitBlock) != bytes(image, commitBlock) {
-            try progress.step("write the NDEF length (block \(areaBlocks[commitBlock]))", commits: true) { try writeAreaBlock(commitBlock, bytes(target, commitBlock)) }
-        } else {
-            progress.phase = .committed
-        }
-        try progress.step("read the written blocks back") {
-            loaded.subtract(changed + [commitBlock])
-            for block in Set(changed + [commitBlock]).sorted() {
-                try ensureRead((block * 16)..<(block * 16 + 16))
-                guard bytes(image, block) == bytes(target, block) else {
-                    throw TagError(.verifyFailed, "block \(areaBlocks[block]) reads back \(bytes(image, block).hexString), \(bytes(target, block).hexString) was written")
-                }
-            }
+        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: 16,
+                               number: { self.areaBlocks[$0] }, write: writeAreaBlock) { blocks in
+            loaded.subtract(blocks)
+            for block in blocks { try ensureRead((block * 16)..<(block * 16 + 16)) }
+            return image
         }
     }
 

@@ -428,30 +428,11 @@ public final class Type5Tag: PermanentlyLockable {
         if let locked = try readLockState().lockedBlocks, let blocked = (changed + [commitBlock]).first(where: locked.contains) {
             throw TagError(.readOnly, "block \(blocked) would change but is locked; nothing was written")
         }
-        var progress = WriteProgress()
-        if image[commitPosition] == 0 { progress.phase = .emptied }
-        if image[commitPosition] != 0 {
-            var emptied = bytes(image, commitBlock)
-            emptied[commitPosition % blockSize] = 0
-            try progress.step("clear the NDEF length (block \(commitBlock))", empties: true) { try writeBlock(commitBlock, emptied) }
-        }
-        for block in changed where block != commitBlock {
-            try progress.step("write block \(block)") { try writeBlock(block, bytes(target, block)) }
-        }
-        if bytes(target, commitBlock) != bytes(image, commitBlock) {
-            try progress.step("write the NDEF length (block \(commitBlock))", commits: true) { try writeBlock(commitBlock, bytes(target, commitBlock)) }
-        } else {
-            progress.phase = .committed
-        }
-        try progress.step("read the written blocks back") {
-            loaded.subtract(changed + [commitBlock])
-            let expected = target
-            for block in Set(changed + [commitBlock]).sorted() {
-                try ensureRead((block * blockSize)..<((block + 1) * blockSize))
-                guard bytes(image, block) == bytes(expected, block) else {
-                    throw TagError(.verifyFailed, "block \(block) reads back \(bytes(image, block).hexString), \(bytes(expected, block).hexString) was written")
-                }
-            }
+        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: blockSize,
+                               number: { $0 }, write: writeBlock) { blocks in
+            loaded.subtract(blocks)
+            for block in blocks { try ensureRead((block * blockSize)..<((block + 1) * blockSize)) }
+            return image
         }
     }
 

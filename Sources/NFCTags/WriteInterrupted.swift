@@ -117,3 +117,49 @@ struct WriteProgress {
         }
     }
 }
+
+/// The commit-order write of the block-addressed types (Type 5, MIFARE Classic), once their
+/// checks have passed: the block holding the commit byte (the NDEF length's first byte) with that
+/// byte 0, every other changed block, the commit block as in `target` last, then a read-back of
+/// every block written. Failures come out as `WriteInterrupted` with the state the tag can be in.
+/// - Parameters:
+///   - image: what the tag holds now (the area's bytes, `blockSize` per block).
+///   - target: what it must hold.
+///   - changed: the blocks whose bytes differ, in order.
+///   - number: the block number people see for a block index (a Classic area skips trailers).
+///   - write: writes one block.
+///   - readBack: reads the given blocks again from the tag (not from a cache) and returns the
+///     area's bytes with them.
+func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitPosition: Int, blockSize: Int,
+                        number: (Int) -> Int, write: (Int, [UInt8]) throws -> Void, readBack: ([Int]) throws -> [UInt8]) throws {
+    var now = image
+    func bytes(_ m: [UInt8], _ b: Int) -> [UInt8] { Array(m[(b * blockSize)..<((b + 1) * blockSize)]) }
+    func put(_ b: Int, _ data: [UInt8]) throws {
+        try write(b, data)
+        now.replaceSubrange((b * blockSize)..<((b + 1) * blockSize), with: data)
+    }
+    let commitBlock = commitPosition / blockSize
+    var progress = WriteProgress()
+    if now[commitPosition] == 0 {
+        progress.phase = .emptied
+    } else {
+        var emptied = bytes(now, commitBlock)
+        emptied[commitPosition % blockSize] = 0
+        try progress.step("clear the NDEF length (block \(number(commitBlock)))", empties: true) { try put(commitBlock, emptied) }
+    }
+    for block in changed where block != commitBlock {
+        try progress.step("write block \(number(block))") { try put(block, bytes(target, block)) }
+    }
+    if bytes(target, commitBlock) != bytes(now, commitBlock) {
+        try progress.step("write the NDEF length (block \(number(commitBlock)))", commits: true) { try put(commitBlock, bytes(target, commitBlock)) }
+    } else {
+        progress.phase = .committed
+    }
+    try progress.step("read the written blocks back") {
+        let written = Set(changed + [commitBlock]).sorted()
+        let back = try readBack(written)
+        for block in written where bytes(back, block) != bytes(target, block) {
+            throw TagError(.verifyFailed, "block \(number(block)) reads back \(bytes(back, block).hexString), \(bytes(target, block).hexString) was written")
+        }
+    }
+}
