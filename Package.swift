@@ -30,16 +30,20 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "PCSC", dependencies: ["CPCSCLite"]),
+        // `apdu doctor`: why a reader does not show up, read from pcscd, /proc and /sys.
+        .target(name: "Diagnostics", dependencies: ["PCSC"]),
+        // Threads for blocking work without Foundation's Thread (kept out of the CLI's start path).
+        .target(name: "Threading"),
         .target(name: "ISO7816"),
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL"]),
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF"]),
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
-        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags"]),
+        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
         .executableTarget(
             name: "apdu",
             dependencies: [
-                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader",
+                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -56,7 +60,7 @@ let package = Package(
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         // Only public API, as a program that adds the package sees it: no @testable import.
         .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics"]),
     ],
     swiftLanguageModes: [.v6]
 )

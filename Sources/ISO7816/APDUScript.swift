@@ -139,14 +139,16 @@ public struct APDUScript: Hashable, Sendable {
 }
 
 extension StringProtocol {
-    var trimmingWhitespace: String {
+    /// The text without leading and trailing whitespace (Foundation's trimming, without Foundation).
+    package var trimmingWhitespace: String {
         var s = Substring(self)
         while let f = s.first, f.isWhitespace { s.removeFirst() }
         while let l = s.last, l.isWhitespace { s.removeLast() }
         return String(s)
     }
 
-    func components(separatedBy separator: String) -> [String] {
+    /// The pieces between occurrences of `separator` (Foundation's `components(separatedBy:)`).
+    package func components(separatedBy separator: String) -> [String] {
         var result: [String] = []
         var rest = Substring(self)
         while let range = rest.range(of: separator) {

@@ -55,6 +55,7 @@ public final class Card: @unchecked Sendable {
             SCardReconnect(handle, DWORD(share.rawValue), DWORD(protocols.rawValue), DWORD(initialization.rawValue), &active)
         })
         activeProtocol = Protocols(rawValue: UInt32(active))
+        ConnectionLog.report(.reconnect, self)
     }
 
     /// Sends one command and returns the card's whole response, SW1SW2 included (`SCardTransmit`).

@@ -118,7 +118,9 @@ public final class Context: @unchecked Sendable {
         var card: SCARDHANDLE = 0
         var active: DWORD = 0
         try check(HandleTableLock.shared.with(.connect(reader: reader)) { SCardConnect(handle, reader, DWORD(share.rawValue), DWORD(protocols.rawValue), &card, &active) })
-        return Card(context: self, handle: card, reader: reader, activeProtocol: Protocols(rawValue: UInt32(active)))
+        let connected = Card(context: self, handle: card, reader: reader, activeProtocol: Protocols(rawValue: UInt32(active)))
+        ConnectionLog.report(.connect, connected)
+        return connected
     }
 }
 

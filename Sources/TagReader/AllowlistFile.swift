@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 
 /// Why an allowlist file cannot be used.
@@ -21,15 +23,16 @@ extension SelectPolicy {
     public init(allowlistFile data: Data, name: String) throws(AllowlistFileError) {
         let head = String(decoding: data.prefix(64), as: UTF8.self)
         if data.starts(with: Array("bplist".utf8)) || head.contains("<?xml") || head.contains("<plist") {
-            let plist: Any
-            do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
+            let strings: [String]
+            do { strings = try PropertyListDecoder().decode(SelectIdentifiers.self, from: data).identifiers } catch let error as DecodingError {
+                switch error {
+                case .keyNotFound: throw AllowlistFileError(message: "'\(name)' has no \(Self.iOSPlistKey) array")
+                case .typeMismatch where !error.codingPathIsRoot:
+                    throw AllowlistFileError(message: "\(Self.iOSPlistKey) in '\(name)' is not an array of strings")
+                default: throw AllowlistFileError(message: "'\(name)' is not a valid property list")
+                }
+            } catch {
                 throw AllowlistFileError(message: "'\(name)' is not a valid property list")
-            }
-            guard let dict = plist as? [String: Any], let list = dict[Self.iOSPlistKey] else {
-                throw AllowlistFileError(message: "'\(name)' has no \(Self.iOSPlistKey) array")
-            }
-            guard let strings = list as? [String] else {
-                throw AllowlistFileError(message: "\(Self.iOSPlistKey) in '\(name)' is not an array of strings")
             }
             do { self.init(entries: try strings.map { try Entry(parsing: $0) }) } catch {
                 throw AllowlistFileError(message: "'\(name)': \(error)")
@@ -40,5 +43,33 @@ extension SelectPolicy {
             }
         }
         guard !entries.isEmpty else { throw AllowlistFileError(message: "'\(name)' lists no AID") }
+    }
+}
+
+/// The one key of an Info.plist or .entitlements file the allowlist reads.
+private struct SelectIdentifiers: Decodable {
+    let identifiers: [String]
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        identifiers = try container.decode([String].self, forKey: Key(stringValue: SelectPolicy.iOSPlistKey))
+    }
+}
+
+extension DecodingError {
+    /// Whether the error is about the document itself (not a dictionary), not a value inside it.
+    fileprivate var codingPathIsRoot: Bool {
+        switch self {
+        case let .typeMismatch(_, context), let .valueNotFound(_, context), let .keyNotFound(_, context), let .dataCorrupted(context):
+            return context.codingPath.isEmpty
+        @unknown default: return true
+        }
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import NFCTags
 import Synchronization
 
@@ -34,7 +36,7 @@ public struct DirectoryBackupStore: BackupStore {
         if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
             return DirectoryBackupStore(directory: state + "/apdu/backups")
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? "/tmp"
         return DirectoryBackupStore(directory: home + "/.local/state/apdu/backups")
     }
 
@@ -60,7 +62,7 @@ public struct DirectoryBackupStore: BackupStore {
         let written = contents.withUnsafeBytes { buffer -> Bool in
             var offset = 0
             while offset < buffer.count {
-                let n = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { return false }
                 offset += n

@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Threading
+import Glibc
 import PCSC
 import Synchronization
 
@@ -125,7 +128,7 @@ public final class ReaderSelection {
     public func connect(_ reader: String, until deadline: ContinuousClock.Instant, transaction: Bool) throws -> Card {
         let context = self.context
         let attempt = OpenAttempt()
-        Thread {
+        try DetachedThread.start {
             let result: Result<Card, PCSCError>
             do throws(PCSCError) {
                 let card = try context.connect(reader: reader)
@@ -140,7 +143,7 @@ public final class ReaderSelection {
                 result = .failure(error)
             }
             attempt.finish(result, transaction: transaction)
-        }.start()
+        }
         guard let result = attempt.wait(until: deadline) else { throw ReaderError.busy(reader: reader) }
         return try result.get()
     }

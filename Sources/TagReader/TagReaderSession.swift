@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Threading
+import Glibc
 import ISO7816
 import NDEF
 import NFCTags
@@ -72,7 +75,8 @@ public struct TagReaderSession: Sendable {
         return AsyncThrowingStream { continuation in
             let monitor = ReaderMonitor()
             continuation.onTermination = { _ in monitor.cancel() }
-            Thread {
+            do throws(DetachedThread.StartError) {
+                try DetachedThread.start {
                 do {
                     try monitor.run { event in
                         if let name = event.reader, let requested, !Self.matches(name, requested) { return true }
@@ -84,7 +88,10 @@ public struct TagReaderSession: Sendable {
                 } catch {
                     continuation.finish(throwing: error)
                 }
-            }.start()
+                }
+            } catch {
+                continuation.finish(throwing: error)
+            }
         }
     }
 
@@ -121,6 +128,10 @@ public struct TagReaderSession: Sendable {
 /// Runs blocking PC/SC work on a thread of its own, off the cooperative pool.
 func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+        do throws(DetachedThread.StartError) {
+            try DetachedThread.start { continuation.resume(with: Result { try body() }) }
+        } catch {
+            continuation.resume(throwing: error)
+        }
     }
 }

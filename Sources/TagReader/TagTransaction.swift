@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Threading
+import Glibc
 import ISO7816
 import NDEF
 import NFCTags
@@ -278,7 +281,8 @@ extension TagTransaction {
         let go = DispatchSemaphore(value: 0)
         for target in targets {
             connected.enter()
-            Thread {
+            do throws(DetachedThread.StartError) {
+            try DetachedThread.start {
                 defer { done.signal() }
                 let result: Result<T, any Error>
                 do {
@@ -293,7 +297,12 @@ extension TagTransaction {
                     result = .failure(error)
                 }
                 results.withLock { $0[target.reader] = result }
-            }.start()
+            }
+            } catch {
+                results.withLock { $0[target.reader] = .failure(error) }
+                connected.leave()
+                done.signal()
+            }
         }
         connected.wait()
         for _ in targets { go.signal() }

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// A card model that a `VPCDClient` puts into a vpcd reader slot.
 ///
@@ -21,12 +23,20 @@ extension EmulatedCard {
 
 /// A value behind a lock, for model state read by tests while the card thread runs.
 public final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
-    public init(_ value: Value) { self.value = value }
+    public init(_ value: Value) {
+        self.value = value
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
     public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
     public var current: Value { withLock { $0 } }

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 
 /// A card that answers from a table of command patterns, read from a text file:
@@ -61,7 +63,7 @@ public final class ScriptedCard: EmulatedCard, @unchecked Sendable {
             let number = index + 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingWhitespace
             if trimmed.isEmpty { continue }
             if trimmed.lowercased().hasPrefix("atr ") || trimmed.lowercased() == "atr" {
                 do { atr = try Hex.decode(trimmed.dropFirst(3)) } catch {

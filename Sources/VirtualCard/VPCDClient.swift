@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +40,7 @@ public final class VPCDClient: @unchecked Sendable {
     public let reconnects: Bool
 
     private let state = Locked(State())
-    private var thread: Thread?
+    private let started = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
 
     struct State {
@@ -71,14 +73,15 @@ public final class VPCDClient: @unchecked Sendable {
 
     /// Runs the client on its own thread. Returns at once.
     public func start() {
-        let t = Thread { [self] in
-            try? run()
-            finished.signal()
+        do throws(DetachedThread.StartError) {
+            try DetachedThread.start(stackSize: 1 << 20) { [self] in
+                try? run()
+                finished.signal()
+            }
+            started.withLock { $0 = true }
+        } catch {
+            state.withLock { $0.stopped = true }
         }
-        t.name = "vpcd-card-\(port)"
-        t.stackSize = 1 << 20
-        thread = t
-        t.start()
     }
 
     /// Removes the card: closes the connection and ends the client. Idempotent.
@@ -86,7 +89,7 @@ public final class VPCDClient: @unchecked Sendable {
         let (fd, hadThread) = state.withLock { s -> (Int32, Bool) in
             let first = !s.stopped
             s.stopped = true
-            return (s.fd, first && thread != nil)
+            return (s.fd, first && started.current)
         }
         if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
         if hadThread { finished.wait() }

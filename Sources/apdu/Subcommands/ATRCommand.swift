@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import PCSC
 import TagReader
@@ -85,9 +87,9 @@ extension APDUCommand {
                     Terminal.print("  TCK \(Hex.encode([tck]))  \(atr.tckValid == true ? "valid" : "INVALID checksum")")
                 }
                 if let s = atr.storageCard {
-                    Terminal.print("  PC/SC storage card: \(s.standardName ?? "standard \(Hex.encode([s.standard]))"), \(s.name ?? "card") (\(String(format: "%04X", s.cardName)))")
+                    Terminal.print("  PC/SC storage card: \(s.standardName ?? "standard \(Hex.encode([s.standard]))"), \(s.name ?? "card") (\(Terminal.hex4(s.cardName)))")
                 }
-                for name in names { Terminal.print("  known as: \(Terminal.safe(name))") }
+                for name in names { Terminal.print("  known as: " + Style.name.paint(Terminal.safe(name))) }
             }
         }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import VirtualCard
@@ -47,6 +49,7 @@ final class ChangeSaver: @unchecked Sendable {
 extension APDUCommand {
     struct Emulate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "emulate",
             abstract: "Put an emulated card into a vpcd virtual reader slot until interrupted.",
             discussion: """
                 Cards: 'demo' (an ISO 7816 card with the demo application F0617064750 1), or a \
@@ -134,14 +137,20 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Emulate a MIFARE Classic card behind a storage reader: mini, classic-1k, classic-4k, plus-2k, plus-4k (factory-fresh; with --memory, that image).", valueName: "chip"))
         var classic: MifareClassicModel.Chip?
 
+        @Option(help: ArgumentHelp("Answer from a recording made with --record (its ATR, its responses).", valueName: "file"))
+        var replay: String?
+
+        @Option(help: ArgumentHelp("--replay: strict (the recorded commands in the recorded order; anything else gets 6F00) or by-command (any recorded command, its responses in turn).", valueName: "order"))
+        var replayOrder: ReplayCard.Order = .strict
+
         @Flag(help: "--classic: start NFC Forum formatted (MAD and NDEF sectors, an empty message) instead of factory-fresh.")
         var formatted = false
 
         func validate() throws {
             if classic == nil && formatted { throw ValidationError("--formatted is for --classic") }
             if classic != nil && (readerModel ?? .storageOnly) != .storageOnly { throw ValidationError("--classic: the card sits behind a storage reader (its Part 3 pseudo-APDUs); --reader-model is not for it") }
-            if [classic != nil, type2 != nil, type4, type5 != nil, type3 != nil].filter({ $0 }).count > 1 {
-                throw ValidationError("--classic, --type2, --type3, --type4 and --type5 exclude each other")
+            if [classic != nil, type2 != nil, type4, type5 != nil, type3 != nil, replay != nil, script != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("--classic, --type2, --type3, --type4, --type5, --replay and --script exclude each other")
             }
             if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
             if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
@@ -250,6 +259,16 @@ extension APDUCommand {
                     model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], behaviour: behaviour,
                                             uid: [0x04, 0x52, 0x1A, 0xB2, 0x6F, 0x61, 0x80])
                     description = "Type 4 tag (mapping \(mapping), \(message.count)-byte message, MLe \(mle), MLc \(mlc))"
+                } else if let replay {
+                    guard let bytes = FileManager.default.contents(atPath: replay) else {
+                        throw Failure(.usage, "cannot read the recording '\(Terminal.safe(replay))'")
+                    }
+                    let card: ReplayCard
+                    do { card = try ReplayCard(recording: [UInt8](bytes), order: replayOrder) } catch {
+                        throw Failure(.badData, "\(Terminal.safe(replay)): \(error)")
+                    }
+                    model = card
+                    description = "the recording \(replay) (\(card.count) exchanges, \(replayOrder.rawValue)\(card.reader.map { ", made on \($0)" } ?? ""))"
                 } else if let script {
                     let text: String
                     do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
@@ -271,7 +290,7 @@ extension APDUCommand {
                     garbage: try garbage.map { try Hex.decode($0, allowEmpty: true) })
                 restoreTerminationSignals()
                 let client = VPCDClient(host: host, port: port, card: model, faults: faults, reconnects: !once)
-                FileHandle.standardError.write(Data("apdu: emulating \(description) on vpcd \(host):\(port); Ctrl-C removes it\n".utf8))
+                Terminal.writeError("apdu: emulating \(description) on vpcd \(host):\(port); Ctrl-C removes it\n")
                 do { try client.run() } catch {
                     throw Failure(.unavailable, "\(error)")
                 }
@@ -292,3 +311,5 @@ func restoreTerminationSignals() {
     }
     pthread_sigmask(SIG_UNBLOCK, &set, nil)
 }
+
+extension ReplayCard.Order: ExpressibleByArgument {}

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import TagReader
@@ -71,7 +73,7 @@ extension APDUCommand {
                     let felica = try FeliCaCommands(channel: commands)
                     let wanted = operation == .poll ? try arguments.first.map(code) ?? 0xFFFF : 0xFFFF
                     guard let polled = try felica.polling(systemCode: operation == .poll ? wanted : 0xFFFF) else {
-                        throw Failure(.unexpected, "no FeliCa card answered Polling for system code \(String(format: "%04X", wanted))")
+                        throw Failure(.unexpected, "no FeliCa card answered Polling for system code \(Terminal.hex4(wanted))")
                     }
                     return (reader, try perform(felica, polled))
                 }
@@ -80,7 +82,7 @@ extension APDUCommand {
         }
 
         func perform(_ felica: FeliCaCommands, _ polled: FeliCaPolling) throws -> OperationResult {
-            let hex4 = { (v: UInt16) in String(format: "%04X", v) }
+            let hex4 = Terminal.hex4
             switch operation {
             case .poll:
                 return OperationResult(json: [("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)), ("ic", .string(polled.productName)),
@@ -101,7 +103,7 @@ extension APDUCommand {
                 let data = try felica.read(blocks: blocks, service: FeliCaServiceCode(try service.map(code) ?? 0x000B))
                 let rows = blocks.enumerated().map { ($0.element, Array(data[($0.offset * 16)..<($0.offset * 16 + 16)])) }
                 return OperationResult(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
-                              lines: rows.map { String(format: "%5d  ", $0.0) + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
+                              lines: rows.map { Terminal.padded($0.0, width: 5) + "  " + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
             case .write:
                 let first = try block(arguments[0]), data = try Hex.decode(arguments[1])
                 let blocks = Array(first..<(first + data.count / 16))

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import TagReader
@@ -108,7 +110,7 @@ extension APDUCommand {
                 }
                 let rows = (0..<count).map { i in (first + i, Array(bytes[(i * size)..<((i + 1) * size)])) }
                 return OperationResult(json: [("blocks", .array(rows.map { .object([("block", .int($0.0)), ("bytes", .hex($0.1))]) }))],
-                              lines: rows.map { String(format: "%5d  ", $0.0) + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
+                              lines: rows.map { Terminal.padded($0.0, width: 5) + "  " + Hex.encode($0.1, separator: " ") + "  |" + Terminal.ascii($0.1) + "|" })
             case .write:
                 let block = try number(0, "BLOCK"), data = try hex(1, "data", required: true)
                 guard data.count == size else { throw Failure(.usage, "block \(block) holds \(size) bytes; \(data.count) were given") }

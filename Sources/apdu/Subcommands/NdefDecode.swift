@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NDEF
 
@@ -34,7 +36,8 @@ extension APDUCommand {
         func input() throws -> [UInt8] {
             if let hex, hex != "-" { return try Hex.decode(hex) }
             if let file { return try readMessageFile(file, option: "--file") }
-            return rawOrHex(FileHandle.standardInput.readDataToEndOfFile())
+            guard let input = StandardStream.standardInput.readToEnd() else { throw Failure(.usage, "cannot read the message from standard input") }
+            return rawOrHex(input)
         }
 
         func run() throws {

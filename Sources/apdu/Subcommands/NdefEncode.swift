@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NDEF
 
@@ -49,7 +51,7 @@ extension APDUCommand {
                     Terminal.warning("iPhones will not act on this message in background reading: \(verdict.reason)")
                 }
                 if binary {
-                    FileHandle.standardOutput.write(Data(bytes))
+                    Terminal.write(bytes)
                 } else {
                     Terminal.print(bytes.hexString)
                 }

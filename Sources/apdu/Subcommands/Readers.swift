@@ -5,6 +5,7 @@ import PCSC
 extension APDUCommand {
     struct Readers: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "readers",
             abstract: "List readers, whether a card is present, its ATR and protocol.")
 
         @OptionGroup var output: OutputOptions
@@ -58,14 +59,14 @@ extension APDUCommand {
             }
 
             var text: String {
-                var line = "\(index)  \(Terminal.safe(state.reader))"
+                var line = "\(index)  " + Style.name.paint(Terminal.safe(state.reader))
                 if present {
                     line += "  card  ATR \(Hex.encode(state.atr, separator: " "))"
                     if let protocols { line += "  \(protocols.name)" }
                     if state.eventState.contains(.exclusive) { line += "  (in exclusive use)" }
                     if state.eventState.contains(.mute) { line += "  (mute)" }
                 } else {
-                    line += "  no card"
+                    line += "  " + Style.warning.paint("no card")
                 }
                 return line
             }

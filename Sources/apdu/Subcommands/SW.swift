@@ -26,7 +26,7 @@ extension APDUCommand {
                     ("category", .string(meaning.category.rawValue)), ("meaning", .string(meaning.text)),
                 ]).serialized)
             } else {
-                Terminal.print("\(sw): \(meaning.category.rawValue): \(meaning.text)")
+                Terminal.print(Style.of(sw).paint("\(sw): \(meaning.category.rawValue)") + ": \(meaning.text)")
             }
         }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import PCSC
@@ -8,6 +10,7 @@ import TagReader
 extension APDUCommand {
     struct Script: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "script",
             abstract: "Run a scriptor-format APDU script, checking optional expected status words.",
             discussion: """
                 pcsc-tools scriptor scripts run unchanged: '#' comments, 'reset', '\\' continuation, \
@@ -34,7 +37,8 @@ extension APDUCommand {
         func load() throws -> APDUScript {
             let text: String
             if file == "-" {
-                text = TextInput.normalized(FileHandle.standardInput.readDataToEndOfFile())
+                guard let input = StandardStream.standardInput.readToEnd() else { throw Failure(.usage, "cannot read the script from standard input") }
+                text = TextInput.normalized(input)
             } else {
                 guard let data = FileManager.default.contents(atPath: file) else {
                     throw Failure(.usage, "cannot read script '\(Terminal.safe(file))'")
@@ -52,6 +56,8 @@ extension APDUCommand {
         }
 
         func run() throws {
+            // Thousands of lines: gathered into few writes when nobody watches them live.
+            Terminal.batch()
             try reportingFailures {
                 let script = try load()
                 let policy = try allowlist.policy()
@@ -87,7 +93,7 @@ extension APDUCommand {
                             steps.append(.object(members))
                         } else {
                             Terminal.print("tag> " + Transceive.shown(frame, showSecrets: traceOptions.showSecrets))
-                            Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  MISMATCH"))
+                            Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
                         }
                         if !ok {
                             mismatches.append("line \(line): the tag answered \(answer); expected \((expect ?? []).map(\.rawValue).joined(separator: " or "))")
@@ -126,7 +132,7 @@ extension APDUCommand {
                             steps.append(.object(members))
                         } else {
                             Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
-                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (\(sw): \(sw.meaning.text))" + (ok ? "" : "  MISMATCH"))
+                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")" + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
                         }
                         if !ok {
                             let wanted = (expect ?? []).map(\.description).joined(separator: " or ")

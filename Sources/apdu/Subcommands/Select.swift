@@ -6,6 +6,7 @@ import TagReader
 extension APDUCommand {
     struct Select: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "select",
             abstract: "SELECT an application by AID and decode its FCI.")
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -47,7 +48,7 @@ extension APDUCommand {
                         ("fci", .hex(response.data)), ("tlv", tlv.map { .array($0.map(tlvJSON)) } ?? .null),
                     ]).serialized)
                 } else {
-                    Terminal.print("SELECT \(aidBytes.hexString): \(sw) (\(sw.meaning.text))")
+                    Terminal.print("SELECT \(aidBytes.hexString): " + Style.of(sw).paint("\(sw) (\(sw.meaning.text))"))
                     if let tlv, !tlv.isEmpty {
                         for line in BERTLV.tree(tlv) { Terminal.print(Terminal.safe(line)) }
                     } else if !response.data.isEmpty {

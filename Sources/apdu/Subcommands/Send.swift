@@ -6,6 +6,7 @@ import TagReader
 extension APDUCommand {
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "send",
             abstract: "Send APDUs in order on one connection and explain each status word.",
             discussion: """
                 Hex may use either case, spaces or colons: apdu send '00 A4 04 00 07 A0000000031010'. \
@@ -63,7 +64,7 @@ extension APDUCommand {
                             exchanges.append(ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response))
                         } else {
                             Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
-                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (\(sw): \(sw.meaning.text))")
+                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")")
                         }
                         if let expected, !expected.contains(sw), unexpected == nil {
                             unexpected = (i + 1, sw)
@@ -87,7 +88,7 @@ extension APDUCommand {
 func parseExpectedWords(_ text: String?) throws -> [StatusWord]? {
     guard let text else { return nil }
     return try text.split(separator: ",").map { part in
-        guard let sw = StatusWord(hex: part.trimmingCharacters(in: .whitespaces)) else {
+        guard let sw = StatusWord(hex: part.trimmingWhitespace) else {
             throw ValidationError("--expect: '\(Terminal.safe(String(part)))' is not a status word like 9000")
         }
         return sw
@@ -115,4 +116,6 @@ enum ExchangeJSON {
     }
 }
 
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc

@@ -37,7 +37,7 @@ extension APDUCommand {
                 let felica = try FeliCaCommands(channel: commands)
                 guard let polled = try felica.polling() else { throw Failure(.unexpected, "the FeliCa card did not answer Polling") }
                 let systems = (try? felica.requestSystemCode()) ?? []
-                let codes = systems.map { String(format: "%04X", $0) }
+                let codes = systems.map { Terminal.hex4($0) }
                 return OperationResult(json: [("kind", .string("type3")), ("chip", .string(polled.productName)), ("idm", .hex(polled.idm)), ("pmm", .hex(polled.pmm)),
                          ("systemCodes", .array(codes.map(JSON.string)))],
                         lines: ["Chip:      \(polled.productName) (Type 3)", "IDm:       \(Hex.encode(polled.idm, separator: " "))",

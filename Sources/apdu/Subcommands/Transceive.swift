@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import TagReader
@@ -7,6 +9,7 @@ import TagReader
 extension APDUCommand {
     struct Transceive: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "transceive",
             abstract: "Send a tag's own commands (NTAG/Ultralight frames) through the reader's dialect and print the answers.",
             discussion: """
                 The desktop sendMiFareCommand: the reader adds the CRC. apdu transceive 60 (GET_VERSION), \
@@ -85,7 +88,7 @@ extension APDUCommand {
         }
 
         static func json(_ frame: [UInt8], _ answer: TagAnswer, showSecrets: Bool) -> JSON {
-            var m: [(String, JSON)] = [("frame", .string(shown(frame, showSecrets: showSecrets).replacingOccurrences(of: " ", with: ""))),
+            var m: [(String, JSON)] = [("frame", .string(shown(frame, showSecrets: showSecrets).filter { $0 != " " })),
                                        ("answer", .string(answer.kind.rawValue))]
             if case let .nak(code) = answer { m += [("nak", .int(Int(code))), ("meaning", .string(TagAnswer.nakMeaning(code)))] }
             m.append(("bytes", answer.bytes.map { .hex($0) } ?? .null))

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import PCSC
@@ -55,7 +57,7 @@ extension APDUCommand {
                 } else {
                     for (p, b, r) in rows {
                         let shown = b.map { Hex.encode($0, separator: " ") + "  |" + Terminal.ascii($0) + "|" } ?? "-- -- -- --  |refused|"
-                        Terminal.print(String(format: "%3d  ", p) + shown + "  " + r)
+                        Terminal.print(Terminal.padded(p, width: 3) + "  " + shown + "  " + r)
                     }
                     if let note { Terminal.error(note) }
                 }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NDEF
 import NFCTags
@@ -9,6 +11,7 @@ import TagReader
 extension APDUCommand {
     struct Watch: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Print reader and card events as they happen, until interrupted.",
             discussion: "Survives readers unplugged and pcscd restarts (reconnecting with backoff). With --json, one object per line.")
 
@@ -40,7 +43,7 @@ extension APDUCommand {
                 var cardName: String?
                 if let atr, let names { cardName = ATR.names(forHex: atr.hexString, list: names).first }
                 if output.json {
-                    var m: [(String, JSON)] = [("event", .string(event)), ("time", .string(ISO8601DateFormatter().string(from: Date())))]
+                    var m: [(String, JSON)] = [("event", .string(event)), ("time", .string(Date.now.formatted(.iso8601)))]
                     if let reader { m.append(("reader", .string(reader))) }
                     if let atr { m.append(("atr", .hex(atr))) }
                     if let cardName { m.append(("name", .string(cardName))) }

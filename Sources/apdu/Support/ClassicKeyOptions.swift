@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 
@@ -28,12 +30,12 @@ struct ClassicKeySource: ParsableArguments {
         do {
             if let keyFile {
                 guard let data = FileManager.default.contents(atPath: keyFile) else { throw Failure(.usage, "--key-file: cannot read '\(Terminal.safe(keyFile))'") }
-                out += try MifareClassicKeyCandidate.parse(TextInput.normalized([UInt8](data)), source: (keyFile as NSString).lastPathComponent)
+                out += try MifareClassicKeyCandidate.parse(TextInput.normalized([UInt8](data)), source: String(keyFile.split(separator: "/").last ?? Substring(keyFile)))
             }
             if let env = ProcessInfo.processInfo.environment[Self.environment], !env.isEmpty {
                 let lines = env.split(whereSeparator: { " ,;\t\n".contains($0) }).joined(separator: "\n")
                 out += try MifareClassicKeyCandidate.parse(lines, source: "$\(Self.environment) key").map {
-                    MifareClassicKeyCandidate($0.key, label: $0.label.replacingOccurrences(of: " key line ", with: " key "))
+                    MifareClassicKeyCandidate($0.key, label: $0.label.components(separatedBy: " key line ").joined(separator: " key "))
                 }
             }
         } catch let e as TagError {

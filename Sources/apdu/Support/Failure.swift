@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NDEF
 import NFCTags
@@ -145,16 +147,20 @@ extension WriteInterrupted.TagState {
 func reportingFailures(_ body: () throws -> Void) throws {
     do {
         try body()
+        Recording.finish(status: 0)
     } catch let error as ExitCode {
+        Recording.finish(status: error.rawValue)
         throw error
     } catch let error as ValidationError {
         throw error
     } catch {
         let failure = Failure(error)
         Terminal.error(failure.message)
+        Recording.finish(status: failure.status.rawValue)
         if case ReaderError.busy = error {
             // Not exit(): a thread of ours is blocked inside pcsclite, whose locks an orderly
             // exit could wait on. Nothing was sent to the card.
+            Terminal.flush()
             _exit(failure.status.rawValue)
         }
         throw ExitCode(failure.status.rawValue)

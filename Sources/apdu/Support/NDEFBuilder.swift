@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NDEF
 
@@ -74,7 +76,7 @@ struct NDEFBuilder {
                 records.append(.mime(type, payload))
             case "--json-payload":
                 let payload = try fileData(option)
-                guard (try? JSONSerialization.jsonObject(with: Data(payload), options: [.fragmentsAllowed])) != nil else {
+                guard (try? JSONDecoder().decode(AnyJSON.self, from: Data(payload))) != nil else {
                     throw Problem(message: "--json-payload: '\(Terminal.safe(items[i]))' is not valid JSON", isBadData: true)
                 }
                 records.append(.mime("application/json", payload))
@@ -122,5 +124,28 @@ struct NDEFBuilder {
             i += 1
         }
         return records
+    }
+}
+
+/// Any JSON value, decoded only to check that a payload is JSON.
+private struct AnyJSON: Decodable {
+    init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            while !array.isAtEnd { _ = try array.decode(AnyJSON.self) }
+        } else if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            for key in object.allKeys { _ = try object.decode(AnyJSON.self, forKey: key) }
+        } else {
+            let value = try decoder.singleValueContainer()
+            if value.decodeNil() { return }
+            if (try? value.decode(Bool.self)) != nil || (try? value.decode(Double.self)) != nil { return }
+            _ = try value.decode(String.self)
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

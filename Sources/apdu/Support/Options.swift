@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Which reader to use and whether to wait for a card.
 struct ReaderOptions: ParsableArguments {
@@ -28,4 +30,13 @@ struct ReaderOptions: ParsableArguments {
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON for scripts (one document; one per line for streams).")
     var json = false
+
+    @Option(help: ArgumentHelp("Colour: auto (on a terminal, unless NO_COLOR is set), always or never.", valueName: "when"))
+    var color: ColorChoice = .auto
+
+    /// Puts `--color` into effect for the whole command (ArgumentParser validates every option
+    /// group before `run`).
+    func validate() throws {
+        Style.choice.withLock { $0 = json ? .never : color }
+    }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import NFCTags
 import PCSC
@@ -76,7 +78,7 @@ func readMessageFile(_ path: String, option: String) throws -> [UInt8] {
 }
 
 /// File or pipe contents as bytes: hex text (with separators) is decoded, anything else is raw.
-func rawOrHex(_ data: Data) -> [UInt8] {
+func rawOrHex(_ data: some Collection<UInt8>) -> [UInt8] {
     let bytes = [UInt8](data)
     // Hex text may come with a UTF-8 byte order mark and CRLF line ends (Windows editors).
     let text = TextInput.droppingByteOrderMark(bytes)

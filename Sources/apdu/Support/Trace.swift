@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 
 /// `--trace` and `--show-secrets`.
@@ -10,8 +12,29 @@ struct TraceOptions: ParsableArguments {
     @Flag(help: "Show PINs (VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER data) and tag passwords instead of redacting them.")
     var showSecrets = false
 
-    /// The observer for an `APDUTransport`, or nil without `--trace`.
+    @Option(help: ArgumentHelp("Record the session (reader, ATR, every command and response with timing) as JSON Lines, for 'apdu emulate --replay'. Secrets are redacted.", valueName: "file"))
+    var record: String?
+
+    /// Opens the recording before anything connects (ArgumentParser validates option groups
+    /// before `run`).
+    func validate() throws {
+        if let record {
+            do { try Recording.start(path: record) } catch let failure as Failure { throw ValidationError(failure.message) }
+        }
+    }
+
+    /// The observer for an `APDUTransport`: `--trace` and `--record`; nil without either.
     var observer: (@Sendable (Exchange) -> Void)? {
+        let show = showSecrets
+        let tracer = traceObserver
+        guard record != nil else { return tracer }
+        return { @Sendable exchange in
+            Recording.record(exchange, showSecrets: show)
+            tracer?(exchange)
+        }
+    }
+
+    private var traceObserver: (@Sendable (Exchange) -> Void)? {
         guard trace else { return nil }
         let show = showSecrets
         return { @Sendable exchange in
@@ -22,7 +45,7 @@ struct TraceOptions: ParsableArguments {
             text += exchange.response.isEmpty
                 ? "trace: < (no answer) \(ms) ms\n"
                 : "trace: < \(Hex.encode(exchange.response, separator: " ")) (\(ms) ms)\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            Terminal.writeError(text)
         }
     }
 }

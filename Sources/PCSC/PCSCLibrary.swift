@@ -1,0 +1,58 @@
+internal import CPCSCLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Which pcsc-lite this process uses: for `apdu --version` and `apdu doctor`, and for bug reports.
+public enum PCSCLibrary {
+    /// The pcsc-lite release whose headers the PCSC module was compiled against.
+    public static let headerVersion: String = PCSCLITE_VERSION_NUMBER
+
+    /// The libpcsclite file mapped into this process, from `/proc/self/maps`.
+    public static var loadedPath: String? {
+        guard let maps = readFile("/proc/self/maps") else { return nil }
+        for line in maps.split(separator: "\n") {
+            guard let slash = line.firstIndex(of: "/") else { continue }
+            let path = line[slash...]
+            if path.split(separator: "/").last?.hasPrefix("libpcsclite.so") == true { return String(path) }
+        }
+        return nil
+    }
+
+    /// The installed libpcsclite1 package's version, from dpkg's database (Debian and derivatives).
+    public static var packageVersion: String? {
+        guard let status = readFile("/var/lib/dpkg/status") else { return nil }
+        var inPackage = false
+        for line in status.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("Package: ") {
+                let name = line.dropFirst(9)
+                inPackage = name == "libpcsclite1" || name.hasPrefix("libpcsclite1:")
+            }
+            else if inPackage && line.hasPrefix("Version: ") { return String(line.dropFirst(9)) }
+        }
+        return nil
+    }
+
+    /// One line: the package version (or the headers' release) and the loaded file.
+    public static var version: String? {
+        let release = packageVersion ?? headerVersion
+        return loadedPath.map { "\(release) (\($0))" } ?? release
+    }
+
+    private static func readFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes.append(contentsOf: chunk[..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

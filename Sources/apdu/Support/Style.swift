@@ -1,0 +1,57 @@
+import ArgumentParser
+import Glibc
+import ISO7816
+import Synchronization
+
+/// `--color`: when to colour text for people.
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// On a terminal, unless `NO_COLOR` is set or `TERM` is `dumb`.
+    case auto
+    case always
+    case never
+}
+
+/// Colour as pcsc_scan has it: success green, warnings yellow, errors red, card names
+/// highlighted. Only ever applied to text already made safe, so the escapes are our own.
+struct Style: Sendable {
+    /// SGR parameters.
+    let code: String
+
+    static let success = Style(code: "32")
+    static let warning = Style(code: "33")
+    static let error = Style(code: "1;31")
+    static let name = Style(code: "1;36")
+    static let plain = Style(code: "")
+
+    /// The choice `--color` made; `auto` until a command's options are parsed.
+    static let choice = Mutex(ColorChoice.auto)
+
+    /// `text` in this style when the stream shows colour, else as it is.
+    func paint(_ text: String, on stream: StandardStream = .standardOutput) -> String {
+        !code.isEmpty && Self.enabled(on: stream) ? "\u{1B}[\(code)m" + text + "\u{1B}[0m" : text
+    }
+
+    /// Whether colour goes to `stream`: `--color always` and `never` decide; `auto` colours a
+    /// terminal only, and never under `NO_COLOR` (any non-empty value) or `TERM=dumb`.
+    static func enabled(on stream: StandardStream) -> Bool {
+        switch choice.withLock({ $0 }) {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return false }
+            if let term = getenv("TERM"), String(cString: term) == "dumb" { return false }
+            return stream.isTerminal
+        }
+    }
+
+    /// The style of a status word: green for success, yellow for a warning (`62xx`, `63xx`),
+    /// red for an error, plain when nobody knows.
+    static func of(_ sw: StatusWord) -> Style {
+        switch sw.meaning.category {
+        case .success: return .success
+        case .warning: return .warning
+        case .error: return .error
+        case .unknown: return .plain
+        }
+    }
+}
