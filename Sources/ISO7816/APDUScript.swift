@@ -73,7 +73,8 @@ public struct APDUScript: Hashable, Sendable {
         var pending = ""
         var pendingLine = 0
         var number = 0
-        for rawLine in TextInput.normalized(text).split(separator: "\n", omittingEmptySubsequences: false) {
+        // Lines split on the UTF-8 bytes: no grapheme breaking over a script of thousands of lines.
+        for rawLine in TextInput.normalized(text).utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
@@ -141,10 +142,21 @@ public struct APDUScript: Hashable, Sendable {
 extension StringProtocol {
     /// The text without leading and trailing whitespace (Foundation's trimming, without Foundation).
     package var trimmingWhitespace: String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
+        // ASCII whitespace on the UTF-8 bytes (scripts run to thousands of lines); the Unicode
+        // way only when a non-ASCII whitespace character sits at an edge.
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+        let whole = Substring(self)
+        let bytes = whole.utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, isSpace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        var core = whole[start..<end]
+        if let f = core.unicodeScalars.first, let l = core.unicodeScalars.last,
+           (!f.isASCII && f.properties.isWhitespace) || (!l.isASCII && l.properties.isWhitespace) {
+            while let f = core.first, f.isWhitespace { core.removeFirst() }
+            while let l = core.last, l.isWhitespace { core.removeLast() }
+        }
+        return String(core)
     }
 
     /// The pieces between occurrences of `separator` (Foundation's `components(separatedBy:)`).
@@ -161,12 +173,16 @@ extension StringProtocol {
 }
 
 extension Substring {
+    /// The first occurrence of `needle`, found in the UTF-8 bytes (a script of thousands of lines
+    /// is parsed before the first APDU goes out, so this runs once per line).
     func range(of needle: String) -> Range<Index>? {
-        guard !needle.isEmpty else { return nil }
-        var i = startIndex
-        while i < endIndex {
-            if self[i...].hasPrefix(needle) { return i..<index(i, offsetBy: needle.count) }
-            i = index(after: i)
+        let pattern = Array(needle.utf8)
+        guard let first = pattern.first else { return nil }
+        let bytes = utf8
+        var from = bytes.startIndex
+        while let start = bytes[from...].firstIndex(of: first) {
+            if bytes[start...].starts(with: pattern) { return start..<bytes.index(start, offsetBy: pattern.count) }
+            from = bytes.index(after: start)
         }
         return nil
     }

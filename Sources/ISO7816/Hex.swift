@@ -75,6 +75,24 @@ public enum Hex {
     private static let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// Uppercase hex, optionally with a separator between bytes.
+    public static func encode(_ bytes: [UInt8], separator: String = "") -> String {
+        // The common case, written straight into the string's storage (`script` shows every APDU).
+        let sep = Array(separator.utf8)
+        guard !bytes.isEmpty else { return "" }
+        let count = bytes.count * 2 + (bytes.count - 1) * sep.count
+        return String(unsafeUninitializedCapacity: count) { out in
+            var o = 0
+            for (i, b) in bytes.enumerated() {
+                if i > 0 { for s in sep { out[o] = s; o += 1 } }
+                out[o] = digits[Int(b >> 4)]
+                out[o + 1] = digits[Int(b & 0x0F)]
+                o += 2
+            }
+            return o
+        }
+    }
+
+    /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
         var out: [UInt8] = []
         let sep = Array(separator.utf8)

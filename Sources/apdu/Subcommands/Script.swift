@@ -121,8 +121,8 @@ extension APDUCommand {
                         }
                         let sw = response.statusWord
                         let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
-                        let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
                         if output.json {
+                            let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
                             guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response) else { continue }
                             members.insert(("line", .int(line)), at: 0)
                             if let expect {

@@ -37,6 +37,6 @@ struct OutputOptions: ParsableArguments {
     /// Puts `--color` into effect for the whole command (ArgumentParser validates every option
     /// group before `run`).
     func validate() throws {
-        Style.choice.withLock { $0 = json ? .never : color }
+        Style.choose(json ? .never : color)
     }
 }

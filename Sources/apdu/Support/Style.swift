@@ -23,8 +23,17 @@ struct Style: Sendable {
     static let name = Style(code: "1;36")
     static let plain = Style(code: "")
 
-    /// The choice `--color` made; `auto` until a command's options are parsed.
-    static let choice = Mutex(ColorChoice.auto)
+    /// Sets the choice `--color` made (`auto` until a command's options are parsed).
+    static func choose(_ choice: ColorChoice) {
+        state.withLock { $0 = State(choice: choice) }
+    }
+
+    private struct State {
+        var choice = ColorChoice.auto
+        /// The answer per descriptor, worked out once (isatty is a system call; `script` asks per APDU).
+        var decided: [Int32: Bool] = [:]
+    }
+    private static let state = Mutex(State())
 
     /// `text` in this style when the stream shows colour, else as it is.
     func paint(_ text: String, on stream: StandardStream = .standardOutput) -> String {
@@ -34,13 +43,19 @@ struct Style: Sendable {
     /// Whether colour goes to `stream`: `--color always` and `never` decide; `auto` colours a
     /// terminal only, and never under `NO_COLOR` (any non-empty value) or `TERM=dumb`.
     static func enabled(on stream: StandardStream) -> Bool {
-        switch choice.withLock({ $0 }) {
-        case .always: return true
-        case .never: return false
-        case .auto:
-            if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return false }
-            if let term = getenv("TERM"), String(cString: term) == "dumb" { return false }
-            return stream.isTerminal
+        state.withLock { s in
+            if let known = s.decided[stream.descriptor] { return known }
+            let answer: Bool
+            switch s.choice {
+            case .always: answer = true
+            case .never: answer = false
+            case .auto:
+                if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { answer = false }
+                else if let term = getenv("TERM"), String(cString: term) == "dumb" { answer = false }
+                else { answer = stream.isTerminal }
+            }
+            s.decided[stream.descriptor] = answer
+            return answer
         }
     }
 
