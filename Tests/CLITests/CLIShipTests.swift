@@ -145,6 +145,25 @@ struct CLIShipTests {
         }
     }
 
+    @Test("progress: a full dump shows sector progress on a terminal, nothing in a pipe or with --json")
+    func progress() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        try await withEmptySlot { slot in
+            let card = try startAPDU(["emulate", "--port", String(slot.port), "--classic", "classic-1k"])
+            defer { card.terminate(); card.waitUntilExit(); try? waitForCard(in: slot.reader, present: false) }
+            try waitForCard(in: slot.reader, present: true)
+            let command = "\(apduBinary) classic-dump -r '\(slot.reader)'"
+            let tty = try Self.runCommand("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm"])
+            #expect(tty.contains("dumping sector 15 (16/16)"))
+            #expect(tty.contains("\r\u{1B}[K"))
+            let piped = try runAPDU(["classic-dump", "-r", slot.reader])
+            #expect(piped.status == 0, "\(piped.stderr)")
+            #expect(!piped.stderr.contains("dumping") && !piped.stdout.contains("dumping"))
+            let json = try Self.runCommand("/usr/bin/script", ["-qec", command + " --json", "/dev/null"], environment: ["TERM": "xterm"])
+            #expect(!json.contains("dumping"))
+        }
+    }
+
     static func runCommand(_ path: String, _ arguments: [String], environment: [String: String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

@@ -25,7 +25,9 @@ extension APDUCommand {
                 let candidates = try keys.candidates()
                 let (reader, dump) = try MifareClassicSession.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                    observer: traceOptions.observer, keySlot: keys.keySlot) { reader, card, uid in
-                    (reader, try card.dump(keys: candidates, uid: uid))
+                    let progress = Progress("dumping", json: output.json)
+                    defer { progress.finish() }
+                    return (reader, try card.dump(keys: candidates, uid: uid) { progress.update($0 + 1, of: card.layout.sectorCount, "sector \($0)") })
                 }
                 let layout = dump.layout
                 let opened = dump.sectors.filter { $0.keyType != nil }.count

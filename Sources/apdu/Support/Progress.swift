@@ -1,0 +1,29 @@
+import Glibc
+
+/// One line of progress on stderr for long work (a whole card dumped, a key dictionary tried):
+/// only when stderr is a terminal and the output is not JSON, so pipes, logs and scripts see
+/// nothing. The line is rewritten in place and erased when the work ends.
+struct Progress {
+    let enabled: Bool
+    let label: String
+
+    /// - Parameters:
+    ///   - label: what is being done ("dumping", "trying keys").
+    ///   - json: whether the command prints JSON (then nothing shows).
+    init(_ label: String, json: Bool) {
+        self.label = label
+        enabled = !json && StandardStream.standardError.isTerminal && getenv("TERM").map { String(cString: $0) != "dumb" } ?? false
+    }
+
+    /// Shows `done` of `total`, with what is being worked on.
+    func update(_ done: Int, of total: Int, _ what: String) {
+        guard enabled else { return }
+        Terminal.writeError("\r\u{1B}[K\(label) \(what) (\(done)/\(total))")
+    }
+
+    /// Erases the line.
+    func finish() {
+        guard enabled else { return }
+        Terminal.writeError("\r\u{1B}[K")
+    }
+}
