@@ -77,17 +77,17 @@ public struct TagReaderSession: Sendable {
             continuation.onTermination = { _ in monitor.cancel() }
             do throws(DetachedThread.StartError) {
                 try DetachedThread.start {
-                do {
-                    try monitor.run { event in
-                        if let name = event.reader, let requested, !Self.matches(name, requested) { return true }
-                        guard let value = element(event) else { return true }
-                        if case .terminated = continuation.yield(value) { return false }
-                        return true
+                    do {
+                        try monitor.run { event in
+                            if let name = event.reader, let requested, !Self.matches(name, requested) { return true }
+                            guard let value = element(event) else { return true }
+                            if case .terminated = continuation.yield(value) { return false }
+                            return true
+                        }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
                     }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
                 }
             } catch {
                 continuation.finish(throwing: error)

@@ -282,22 +282,22 @@ extension TagTransaction {
         for target in targets {
             connected.enter()
             do throws(DetachedThread.StartError) {
-            try DetachedThread.start {
-                defer { done.signal() }
-                let result: Result<T, any Error>
-                do {
-                    let card: Card
+                try DetachedThread.start {
+                    defer { done.signal() }
+                    let result: Result<T, any Error>
                     do {
-                        defer { connected.leave(); go.wait() }
-                        card = try Context().connect(reader: target.reader)
+                        let card: Card
+                        do {
+                            defer { connected.leave(); go.wait() }
+                            card = try Context().connect(reader: target.reader)
+                        }
+                        connections.withLock { $0.append(card) }
+                        result = .success(try run(card: card, atr: target.atr, observer: observer, body))
+                    } catch {
+                        result = .failure(error)
                     }
-                    connections.withLock { $0.append(card) }
-                    result = .success(try run(card: card, atr: target.atr, observer: observer, body))
-                } catch {
-                    result = .failure(error)
+                    results.withLock { $0[target.reader] = result }
                 }
-                results.withLock { $0[target.reader] = result }
-            }
             } catch {
                 results.withLock { $0[target.reader] = .failure(error) }
                 connected.leave()
