@@ -73,13 +73,15 @@ public final class VPCDClient: @unchecked Sendable {
 
     /// Runs the client on its own thread. Returns at once.
     public func start() {
+        // Marked before the thread runs, so a stop() right after start() waits for it.
+        started.withLock { $0 = true }
         do throws(DetachedThread.StartError) {
             try DetachedThread.start(stackSize: 1 << 20) { [self] in
                 try? run()
                 finished.signal()
             }
-            started.withLock { $0 = true }
         } catch {
+            started.withLock { $0 = false }
             state.withLock { $0.stopped = true }
         }
     }
