@@ -252,16 +252,9 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
         var target = image
         target.replaceSubrange(range, with: bytes)
         try apply(target, commitPosition: start + 1, range: range)
-        do {
+        try confirmWritten(message, on: "card") {
             tlv = try Type2TLVArea(memory: image, dataArea: 0..<image.count, controlTLVs: false)
-            let back = try readNDEF()
-            guard back == message else {
-                throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the card reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
-            }
-        } catch let e as WriteInterrupted {
-            throw e
-        } catch {
-            throw WriteInterrupted(state: .new, underlying: error, step: "read the message back")
+            return try readNDEF()
         }
     }
 

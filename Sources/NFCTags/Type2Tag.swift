@@ -742,15 +742,9 @@ public final class Type2Tag: PermanentlyLockable {
         if terminator == 1 { target[positions.last!] = 0xFE }
         try apply(target, commitPosition: positions[1], range: positions.first!..<(positions.last! + 1))
         // Every page is written and read back: from here on the tag holds the new message.
-        let back: [UInt8]
-        do {
+        try confirmWritten(message) {
             tlv = try Type2TLVArea(memory: Array(image.prefix(dataArea.upperBound)) + [UInt8](repeating: 0, count: max(0, dataArea.upperBound - image.count)), dataArea: dataArea)
-            back = try readNDEF()
-        } catch {
-            throw WriteInterrupted(state: .new, underlying: error, step: "read the message back")
-        }
-        guard back == message else {
-            throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
+            return try readNDEF()
         }
     }
 

@@ -294,10 +294,7 @@ public final class Type4Tag {
         } else {
             progress.phase = .committed
         }
-        let back = try progress.step("read the message back") { try readNDEF(selecting: false) }
-        guard back == message else {
-            throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
-        }
+        try confirmWritten(message) { try progress.step("read the message back") { try readNDEF(selecting: false) } }
     }
 
     func update(offset: Int, _ data: [UInt8], step: String) throws {

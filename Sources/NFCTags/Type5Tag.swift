@@ -400,16 +400,9 @@ public final class Type5Tag: PermanentlyLockable {
         var target = image
         target.replaceSubrange(range, with: bytes)
         try apply(target, commitPosition: start + 1, range: range)
-        do {
+        try confirmWritten(message) {
             tlv = try Type2TLVArea(memory: Array(image.prefix(areaEnd)), dataArea: dataArea, controlTLVs: false)
-            let back = try readNDEF()
-            guard back == message else {
-                throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
-            }
-        } catch let e as WriteInterrupted {
-            throw e
-        } catch {
-            throw WriteInterrupted(state: .new, underlying: error, step: "read the message back")
+            return try readNDEF()
         }
     }
 

@@ -163,3 +163,22 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
         }
     }
 }
+
+/// The last step of every write: the message read back and parsed from the tag must be the one
+/// written. `reread` runs after every block was written and read back, so a failure in it leaves
+/// the new message on the tag (`.new`); a different message is `.unknown`.
+/// - Parameters:
+///   - message: what was written.
+///   - thing: "tag" or "card", for the message.
+///   - reread: parses the message from what the tag now holds.
+func confirmWritten(_ message: [UInt8], on thing: String = "tag", reread: () throws -> [UInt8]) throws {
+    let back: [UInt8]
+    do { back = try reread() } catch let e as WriteInterrupted {
+        throw e
+    } catch {
+        throw WriteInterrupted(state: .new, underlying: error, step: "read the message back")
+    }
+    guard back == message else {
+        throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the \(thing) reads back a different message than was written (\(back.count) bytes vs \(message.count))"), step: "read the message back")
+    }
+}
