@@ -94,14 +94,7 @@ public enum Hex {
 
     /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
-        var out: [UInt8] = []
-        let sep = Array(separator.utf8)
-        for (i, b) in bytes.enumerated() {
-            if i > 0 { out.append(contentsOf: sep) }
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        encode(Array(bytes), separator: separator)
     }
 }
 
