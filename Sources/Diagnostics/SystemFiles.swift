@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PCSC
 
 /// The files a diagnosis reads (`/proc`, `/sys`, `/etc`, `/usr`), under a root that tests point
 /// at a faked tree. Nothing here writes.
@@ -21,19 +22,7 @@ public struct SystemFiles: Sendable {
 
     /// The file's text; nil when it is missing or unreadable (permission: another user's process).
     public func read(_ path: String, limit: Int = 1 << 20) -> String? {
-        let fd = open(root + path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count < limit {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { return nil }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        FileIO.read(path: root + path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Whether the path exists.

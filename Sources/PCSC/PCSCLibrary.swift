@@ -42,17 +42,6 @@ public enum PCSCLibrary {
     }
 
     private static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes.append(contentsOf: chunk[..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        FileIO.read(path: path).map { String(decoding: $0, as: UTF8.self) }
     }
 }

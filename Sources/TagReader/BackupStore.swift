@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import NFCTags
+import PCSC
 import Synchronization
 
 /// Where `TagTransaction.writeNDEF` keeps a tag's old message before the tag changes.
@@ -59,16 +60,7 @@ public struct DirectoryBackupStore: BackupStore {
         let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw refuse(String(cString: strerror(errno))) }
         defer { unlink(partial) }
-        let written = contents.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
+        let written = FileIO.write(contents, to: fd)
         let error = String(cString: strerror(errno))
         guard written, fsync(fd) == 0, close(fd) == 0 else {
             close(fd)

@@ -1,6 +1,7 @@
 import Glibc
 import ISO7816
 import NDEF
+import PCSC
 import Synchronization
 
 /// Output for people, safe for any bytes a card sends.
@@ -125,27 +126,9 @@ struct StandardStream: Sendable {
     /// Writes all of `bytes`, going on after interrupted or short writes. A closed pipe ends the
     /// write quietly (the reader has gone; SIGPIPE, when not ignored, ends the process first).
     func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return }
-                offset += n
-            }
-        }
+        FileIO.write(bytes, to: descriptor)
     }
 
     /// Everything up to end of file; nil when the read fails (a directory, a closed descriptor).
-    func readToEnd() -> [UInt8]? {
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { return nil }
-            if n == 0 { return result }
-            result.append(contentsOf: chunk[..<n])
-        }
-    }
+    func readToEnd() -> [UInt8]? { FileIO.readAll(descriptor: descriptor) }
 }
