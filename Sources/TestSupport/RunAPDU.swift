@@ -29,11 +29,19 @@ public var apduBinary: String {
 
 /// Runs `apdu` with arguments, returning its exit status and output.
 public func runAPDU(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> CommandResult {
+    try runProgram(apduBinary, arguments, environment: environment, stdin: stdin)
+}
+
+/// Runs a program (apdu, or `script(1)` around it for a terminal), returning its exit status and
+/// output. The test's environment is passed on without `unsetting` (`APDU_READER` by default,
+/// so no test picks a reader by accident), with `environment` on top.
+public func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:], unsetting: [String] = ["APDU_READER"],
+                       stdin: String? = nil) throws -> CommandResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: apduBinary)
+    process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
-    env.removeValue(forKey: "APDU_READER")
+    for key in unsetting { env.removeValue(forKey: key) }
     for (k, v) in environment { env[k] = v }
     process.environment = env
     let out = Pipe(), err = Pipe()

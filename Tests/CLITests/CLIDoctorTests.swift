@@ -34,8 +34,13 @@ struct CLIDoctorExclusiveTests {
         "/proc/4242/comm": "pcscd\n",
         "/proc/4242/cmdline": "/usr/sbin/pcscd\0--foreground\0",
         "/proc/modules": "ext4 1000 1 - Live 0x0\n",
-        "/usr/lib/pcsc/drivers/ifd-ccid.bundle/Contents/Info.plist": "<dict>\n\t<key>ifdDriverOptions</key>\n\t<string>0x0001</string>\n</dict>\n",
+        "/usr/lib/pcsc/drivers/ifd-ccid.bundle/Contents/Info.plist": ccidInfo(options: "0x0001"),
     ]
+
+    /// The ccid driver's Info.plist, as far as the check reads it.
+    static func ccidInfo(options: String) -> String {
+        "<dict>\n\t<key>ifdDriverOptions</key>\n\t<string>\(options)</string>\n</dict>\n"
+    }
 
     /// `doctor --json` under `root`; the checks by name.
     static func doctor(root: String?, asUser: Bool = false, environment: [String: String] = [:]) throws -> (status: Int32, checks: [String: [String: Any]]) {
@@ -160,7 +165,7 @@ struct CLIDoctorExclusiveTests {
     @Test("the ccid driver refusing escape commands: a warning with the Info.plist edit")
     func ccidEscapes() throws {
         var files = Self.healthy
-        files["/usr/lib/pcsc/drivers/ifd-ccid.bundle/Contents/Info.plist"] = "<dict>\n\t<key>ifdDriverOptions</key>\n\t<string>0x0004</string>\n</dict>\n"
+        files["/usr/lib/pcsc/drivers/ifd-ccid.bundle/Contents/Info.plist"] = Self.ccidInfo(options: "0x0004")
         let root = try FakeRoot(files)
         let (_, checks) = try Self.doctor(root: root.path)
         #expect(Self.status(checks["ccid-escape"]) == "warning")

@@ -164,20 +164,8 @@ struct CLIShipTests {
         }
     }
 
+    /// A program's standard output, run with `NO_COLOR` unset (the colour tests set it themselves).
     static func runCommand(_ path: String, _ arguments: [String], environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "NO_COLOR")
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProgram(path, arguments, environment: environment, unsetting: ["APDU_READER", "NO_COLOR"]).stdout
     }
 }
