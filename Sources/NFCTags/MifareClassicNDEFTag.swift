@@ -22,6 +22,8 @@ public struct MifareClassicLockState: TagLockState {
 /// change is checked (general-purpose byte, access bits, a key allowed to write) before the
 /// first write.
 public final class MifareClassicNDEFTag: PermanentlyLockable {
+    /// Told of each step of a write or restore as it begins (see `NDEFTag.writeObserver`).
+    public var writeObserver: ((WriteStep) -> Void)?
     public let card: MifareClassicCard
     public var transport: APDUTransport { card.transport }
     public let uid: [UInt8]?
@@ -277,7 +279,7 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
             try open(sector(ofAreaBlock: block), for: .write, group: layout.accessGroup(ofBlock: areaBlocks[block]))
         }
         try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: 16,
-                               number: { self.areaBlocks[$0] }, write: writeAreaBlock) { blocks in
+                               number: { self.areaBlocks[$0] }, observer: writeObserver, write: writeAreaBlock) { blocks in
             loaded.subtract(blocks)
             for block in blocks { try ensureRead((block * 16)..<(block * 16 + 16)) }
             return image

@@ -21,6 +21,9 @@ public protocol NDEFTag: AnyObject {
     func replaceNDEF(with message: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws
     /// Puts a backup back exactly, from whatever state a cut write left (see `TagBackup`).
     func restore(_ backup: TagBackup, allowingOtherTag: Bool) throws
+    /// Told of each step of a write or restore as it begins (nil: nobody is watching), for a
+    /// progress display on a slow tag. Called on the thread that writes.
+    var writeObserver: ((WriteStep) -> Void)? { get set }
 }
 
 extension NDEFTag {

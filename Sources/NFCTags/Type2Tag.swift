@@ -254,6 +254,8 @@ public struct Type2LockState: TagLockState {
 /// no obstacle, and every page that would change is checked against the lock bits and AUTH0
 /// before the first write.
 public final class Type2Tag: PermanentlyLockable {
+    /// Told of each step of a write or restore as it begins (see `NDEFTag.writeObserver`).
+    public var writeObserver: ((WriteStep) -> Void)?
     public let transport: APDUTransport
     public let uid: [UInt8]?
     /// The PC/SC Part 3 card name from the ATR, when known.
@@ -794,18 +796,22 @@ public final class Type2Tag: PermanentlyLockable {
             let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
             throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")
         }
-        var progress = WriteProgress()
-        if image[commitPosition] == 0 { progress.phase = .emptied }
-        if image[commitPosition] != 0 {
-            var emptied = Array(image[(commitPage * 4)..<(commitPage * 4 + 4)])
-            emptied[commitPosition % 4] = 0
+        var emptied = Array(image[(commitPage * 4)..<(commitPage * 4 + 4)])
+        emptied[commitPosition % 4] = 0
+        let clears = image[commitPosition] != 0
+        let final = Array(target[(commitPage * 4)..<(commitPage * 4 + 4)])
+        let commits = final != (clears ? emptied : Array(image[(commitPage * 4)..<(commitPage * 4 + 4)]))
+        let steps = (clears ? 1 : 0) + changed.count(where: { $0 != commitPage }) + (commits ? 1 : 0) + 1
+        var progress = WriteProgress(steps: steps, observer: writeObserver)
+        if clears {
             try progress.step("clear the NDEF length (page \(commitPage))", empties: true) { try writePage(commitPage, emptied) }
+        } else {
+            progress.phase = .emptied
         }
         for page in changed where page != commitPage {
             try progress.step("write page \(page)") { try writePage(page, Array(target[(page * 4)..<(page * 4 + 4)])) }
         }
-        let final = Array(target[(commitPage * 4)..<(commitPage * 4 + 4)])
-        if final != Array(image[(commitPage * 4)..<(commitPage * 4 + 4)]) {
+        if commits {
             try progress.step("write the NDEF length (page \(commitPage))", commits: true) { try writePage(commitPage, final) }
         } else {
             progress.phase = .committed

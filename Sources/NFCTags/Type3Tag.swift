@@ -82,6 +82,8 @@ public struct Type3LockState: TagLockState {
 /// new Ln and WriteF 00: each block write is atomic on FeliCa, so the tag holds the old
 /// message, an empty one, or the new one. A tag found with WriteF 0F is reported interrupted.
 public final class Type3Tag: PermanentlyLockable {
+    /// Told of each step of a write or restore as it begins (see `NDEFTag.writeObserver`).
+    public var writeObserver: ((WriteStep) -> Void)?
     public let transport: APDUTransport
     public let commands: FeliCaCommands
     public let polling: FeliCaPolling
@@ -227,19 +229,19 @@ public final class Type3Tag: PermanentlyLockable {
     func write(_ message: [UInt8], blocks data: [UInt8], final: [UInt8]?) throws {
         try checkWritable(message.count)
         let a = attribute!
-        var progress = WriteProgress()
-        if a.ln == 0 { progress.phase = .emptied }
         let opening = a.with(writeF: 0x0F, ln: 0)
-        if attributeBlock != opening {
+        let opens = attributeBlock != opening
+        // The data blocks (after block 0), `blocksPerWrite` to a command.
+        let dataBlocks = data.count / 16
+        let chunks = stride(from: 1, through: dataBlocks, by: blocksPerWrite).map { ($0, min(blocksPerWrite, dataBlocks + 1 - $0)) }
+        var progress = WriteProgress(steps: (opens ? 1 : 0) + chunks.count + 2, observer: writeObserver)
+        if a.ln == 0 { progress.phase = .emptied }
+        if opens {
             try progress.step("set WriteF 0F and Ln 0 (block 0)", empties: true) { try writeBlocks(0, opening) }
         }
-        var block = 1
-        while (block - 1) * 16 < data.count {
-            let n = min(blocksPerWrite, (data.count - (block - 1) * 16) / 16)
-            let chunk = Array(data[((block - 1) * 16)..<((block - 1 + n) * 16)])
-            let first = block
+        for (first, n) in chunks {
+            let chunk = Array(data[((first - 1) * 16)..<((first - 1 + n) * 16)])
             try progress.step("write block\(n > 1 ? "s" : "") \(first)\(n > 1 ? "-\(first + n - 1)" : "")") { try writeBlocks(first, chunk) }
-            block += n
         }
         let closing = final ?? a.with(writeF: 0x00, ln: message.count)
         try progress.step("write Ln \(message.count) and WriteF 00 (block 0)", commits: true) { try writeBlocks(0, closing) }

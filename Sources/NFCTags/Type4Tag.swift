@@ -5,6 +5,8 @@ import ISO7816
 /// `detect` selects the NDEF application and reads the capability container; reads and writes
 /// then follow the NFC Forum procedures in as few APDUs as MLe, MLc and the channel allow.
 public final class Type4Tag {
+    /// Told of each step of a write or restore as it begins (see `NDEFTag.writeObserver`).
+    public var writeObserver: ((WriteStep) -> Void)?
     public static let aid: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
     public static let aidV1: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x00]
     /// The most message bytes this tool reads from one tag: a lying NLEN/ENLEN cannot make it
@@ -272,12 +274,8 @@ public final class Type4Tag {
         // Both length changes are planned before the first byte is written.
         let clear = try lengthUpdate(from: currentLength, to: zero)
         let set = try lengthUpdate(from: zero, to: final)
-        var progress = WriteProgress()
-        if let clear {
-            try progress.step("clear the NDEF length", empties: true) { try update(offset: clear.offset, clear.bytes, step: "clear the length") }
-        } else {
-            progress.phase = .emptied
-        }
+        // The message's bytes, at most `writeChunk` to an UPDATE BINARY.
+        var chunks: [(at: Int, count: Int)] = []
         var offset = 0
         while offset < message.count {
             var n = min(writeChunk, message.count - offset)
@@ -285,9 +283,17 @@ public final class Type4Tag {
                 // UPDATE BINARY D7 spends up to 9 bytes of MLc on its offset and data objects.
                 n = min(n, max(1, writeChunk - 9))
             }
-            let at = offset
-            try progress.step("write bytes \(at)…\(at + n - 1)") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
+            chunks.append((offset, n))
             offset += n
+        }
+        var progress = WriteProgress(steps: (clear != nil ? 1 : 0) + chunks.count + (set != nil ? 1 : 0) + 1, observer: writeObserver)
+        if let clear {
+            try progress.step("clear the NDEF length", empties: true) { try update(offset: clear.offset, clear.bytes, step: "clear the length") }
+        } else {
+            progress.phase = .emptied
+        }
+        for (at, n) in chunks {
+            try progress.step("write bytes \(at)…\(at + n - 1)") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
         }
         if let set {
             try progress.step("write the NDEF length", commits: true) { try update(offset: set.offset, set.bytes, step: "write the length") }

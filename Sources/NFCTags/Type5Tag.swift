@@ -76,6 +76,8 @@ public struct Type5LockState: TagLockState {
 /// blocks are read back. Blocks whose bytes do not change are not written, and every block
 /// that would change is checked against its lock before the first write.
 public final class Type5Tag: PermanentlyLockable {
+    /// Told of each step of a write or restore as it begins (see `NDEFTag.writeObserver`).
+    public var writeObserver: ((WriteStep) -> Void)?
     public let transport: APDUTransport
     /// The ISO 15693 command path (nil: storage pseudo-APDUs only).
     public let commands: ISO15693Commands?
@@ -422,7 +424,7 @@ public final class Type5Tag: PermanentlyLockable {
             throw TagError(.readOnly, "block \(blocked) would change but is locked; nothing was written")
         }
         try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: blockSize,
-                               number: { $0 }, write: writeBlock) { blocks in
+                               number: { $0 }, observer: writeObserver, write: writeBlock) { blocks in
             loaded.subtract(blocks)
             for block in blocks { try ensureRead((block * blockSize)..<((block + 1) * blockSize)) }
             return image

@@ -85,16 +85,47 @@ public struct LockInterrupted: Error, CustomStringConvertible {
     public var description: String { "\(underlying) (while trying to \(step))" }
 }
 
-/// Tracks a procedure's progress so a failure can say what the tag holds.
+/// One step of a write or restore as it begins, for a progress display (`NDEFTag.writeObserver`).
+/// The steps are planned before the first is sent, so `total` holds from the first report; the
+/// read-back is the last.
+public struct WriteStep: Sendable, Hashable, CustomStringConvertible {
+    /// 1 for the first step.
+    public var number: Int
+    public var total: Int
+    /// What the step does, in the words a `WriteInterrupted` would use for it ("write page 12").
+    public var action: String
+
+    public init(number: Int, total: Int, action: String) {
+        self.number = number
+        self.total = total
+        self.action = action
+    }
+
+    public var description: String { "\(action) (\(number)/\(total))" }
+}
+
+/// Tracks a procedure's progress so a failure can say what the tag holds, and reports each step
+/// to an observer as it begins.
 struct WriteProgress {
     enum Phase { case untouched, emptied, committed }
     /// Set to `.emptied` up front when the tag's message is already empty: then every later
     /// state reads as the old (empty) message or the new one.
     var phase = Phase.untouched
+    /// How many times `step` will run, planned by the procedure before its first step.
+    let total: Int
+    let observer: ((WriteStep) -> Void)?
+    private var started = 0
+
+    init(steps total: Int, observer: ((WriteStep) -> Void)?) {
+        self.total = total
+        self.observer = observer
+    }
 
     /// Runs one step; on failure, wraps the error with the state the tag can be in.
     /// `empties`: the step that sets the length to 0; `commits`: the step that sets the new length.
     mutating func step<T>(_ what: String, empties: Bool = false, commits: Bool = false, _ body: () throws -> T) throws -> T {
+        started += 1
+        observer?(WriteStep(number: started, total: max(total, started), action: what))
         do {
             let result = try body()
             if empties { phase = .emptied }
@@ -131,7 +162,8 @@ struct WriteProgress {
 ///   - readBack: reads the given blocks again from the tag (not from a cache) and returns the
 ///     area's bytes with them.
 func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitPosition: Int, blockSize: Int,
-                        number: (Int) -> Int, write: (Int, [UInt8]) throws -> Void, readBack: ([Int]) throws -> [UInt8]) throws {
+                        number: (Int) -> Int, observer: ((WriteStep) -> Void)?,
+                        write: (Int, [UInt8]) throws -> Void, readBack: ([Int]) throws -> [UInt8]) throws {
     var now = image
     func bytes(_ m: [UInt8], _ b: Int) -> [UInt8] { Array(m[(b * blockSize)..<((b + 1) * blockSize)]) }
     func put(_ b: Int, _ data: [UInt8]) throws {
@@ -139,18 +171,21 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
         now.replaceSubrange((b * blockSize)..<((b + 1) * blockSize), with: data)
     }
     let commitBlock = commitPosition / blockSize
-    var progress = WriteProgress()
-    if now[commitPosition] == 0 {
+    var emptied = bytes(now, commitBlock)
+    emptied[commitPosition % blockSize] = 0
+    let clears = now[commitPosition] != 0
+    let commits = bytes(target, commitBlock) != (clears ? emptied : bytes(now, commitBlock))
+    let steps = (clears ? 1 : 0) + changed.count(where: { $0 != commitBlock }) + (commits ? 1 : 0) + 1
+    var progress = WriteProgress(steps: steps, observer: observer)
+    if !clears {
         progress.phase = .emptied
     } else {
-        var emptied = bytes(now, commitBlock)
-        emptied[commitPosition % blockSize] = 0
         try progress.step("clear the NDEF length (block \(number(commitBlock)))", empties: true) { try put(commitBlock, emptied) }
     }
     for block in changed where block != commitBlock {
         try progress.step("write block \(number(block))") { try put(block, bytes(target, block)) }
     }
-    if bytes(target, commitBlock) != bytes(now, commitBlock) {
+    if commits {
         try progress.step("write the NDEF length (block \(number(commitBlock)))", commits: true) { try put(commitBlock, bytes(target, commitBlock)) }
     } else {
         progress.phase = .committed

@@ -179,12 +179,16 @@ extension TagTransaction {
 
     /// Saves the old message to `backups`, then writes and verifies `message`.
     ///
+    /// - Parameter progress: told of each step as it begins (a block, a chunk, the read-back);
+    ///   on a slow tag a big message takes seconds.
     /// - Throws: `TagError` or `BackupError` when nothing was written; `WriteInterrupted`, whose
     ///   `state` says what the tag holds and whose `backup` says where the old message is, once
     ///   the tag has changed.
     @discardableResult
-    public func writeNDEF(_ message: [UInt8], backups: any BackupStore) throws -> WriteReceipt {
+    public func writeNDEF(_ message: [UInt8], backups: any BackupStore, progress: ((WriteStep) -> Void)? = nil) throws -> WriteReceipt {
         try checkWritable(message)
+        tag.writeObserver = progress
+        defer { tag.writeObserver = nil }
         var saved: String?
         do {
             try tag.replaceNDEF(with: message) { old in
@@ -198,9 +202,11 @@ extension TagTransaction {
     }
 
     /// Puts a backup back exactly, from whatever state a cut write left; refuses a backup of
-    /// another tag unless `allowingOtherTag`.
+    /// another tag unless `allowingOtherTag`; `progress` is told of each step as it begins.
     /// - Throws: `TagError` (`.differentTag`, …) before any change; `WriteInterrupted` after.
-    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false) throws -> WriteReceipt {
+    public func restore(_ backup: TagBackup, allowingOtherTag: Bool = false, progress: ((WriteStep) -> Void)? = nil) throws -> WriteReceipt {
+        tag.writeObserver = progress
+        defer { tag.writeObserver = nil }
         try tag.restore(backup, allowingOtherTag: allowingOtherTag)
         return WriteReceipt(written: backup.message.count, capacity: tag.capacity, backup: nil)
     }
@@ -264,8 +270,11 @@ extension TagTransaction {
     /// Three phases, because pcsclite's handle lists make connects, card calls and disconnects
     /// take turns (see `PCSC`'s handle-table lock): all threads connect at once, then all work at
     /// once, then the connections end, one by one, after all are done.
+    /// - Parameter finished: told as each reader's work ends, one call at a time: which reader,
+    ///   and how many of how many have ended (for a progress display).
     /// - Throws: `ReaderError.noCard` when no reader has a card; `PCSCError`.
     public static func runOnEveryReader<T: Sendable>(observer: (@Sendable (Exchange) -> Void)? = nil,
+                                                     finished: (@Sendable (_ reader: String, _ done: Int, _ of: Int) -> Void)? = nil,
                                                      _ body: @escaping @Sendable (TagTransaction) throws -> T) throws -> [(reader: String, result: Result<T, any Error>)] {
         let context = try Context()
         let names = try context.readers()
@@ -296,10 +305,16 @@ extension TagTransaction {
                     } catch {
                         result = .failure(error)
                     }
-                    results.withLock { $0[target.reader] = result }
+                    results.withLock {
+                        $0[target.reader] = result
+                        finished?(target.reader, $0.count, targets.count)
+                    }
                 }
             } catch {
-                results.withLock { $0[target.reader] = .failure(error) }
+                results.withLock {
+                    $0[target.reader] = .failure(error)
+                    finished?(target.reader, $0.count, targets.count)
+                }
                 connected.leave()
                 done.signal()
             }

@@ -118,3 +118,33 @@ func boundarySizes(capacity: Int) -> [Int] {
 
 /// `APDU_FULL_MATRIX=1` (Scripts/stress): every size on every configuration, however slow.
 let fullMatrix = ProcessInfo.processInfo.environment["APDU_FULL_MATRIX"] == "1"
+
+/// Watches a write's progress reports (`NDEFTag.writeObserver`): the steps must come numbered
+/// 1, 2, … against one total planned before the first; a finished write must report exactly
+/// that many, the read-back last; and a write cut short must name, as the step it failed in,
+/// the last step it reported.
+final class StepLog {
+    private(set) var steps: [WriteStep] = []
+
+    func attach(_ tag: any NDEFTag) {
+        tag.writeObserver = { [unowned self] in steps.append($0) }
+    }
+
+    /// What is wrong with the reports, for a write that `finished` or failed with `failure`.
+    func problems(finished: Bool, failure: WriteInterrupted? = nil) -> [String] {
+        var out: [String] = []
+        if steps.enumerated().contains(where: { $0.offset + 1 != $0.element.number }) {
+            out.append("steps numbered \(steps.map(\.number))")
+        }
+        if Set(steps.map(\.total)).count > 1 { out.append("the total changed: \(steps.map(\.total))") }
+        if let total = steps.first?.total, steps.count > total { out.append("\(steps.count) steps of \(total)") }
+        if finished, let last = steps.last {
+            if steps.count != last.total { out.append("finished after \(steps.count) of \(last.total) steps") }
+            if !last.action.hasPrefix("read") { out.append("the last step is '\(last.action)', not the read-back") }
+        }
+        if let failure, steps.contains(where: { $0.action == failure.step }), steps.last?.action != failure.step {
+            out.append("failed in '\(failure.step)', but the last step reported was '\(steps.last?.action ?? "-")'")
+        }
+        return out
+    }
+}

@@ -151,13 +151,17 @@ struct MifareClassicFaultMatrixTests {
                 for n in mode == .beforeExecution ? Array(0...commands.count) : writes {
                     let model = h.model(start)
                     var backup: TagBackup?, reported: WriteInterrupted.TagState?, finished = false
+                    let steps = StepLog()
                     do {
                         let (tag, channel) = try h.detect(model, cutAfter: n, mode: mode)
+                        steps.attach(tag)
                         try tag.replaceNDEF(with: new) { backup = $0 }
                         #expect(!channel.wasCut)
                         finished = true
+                        #expect(steps.problems(finished: true).isEmpty, "\(layout): \(steps.problems(finished: true))")
                     } catch let e as WriteInterrupted {
                         reported = e.state
+                        #expect(steps.problems(finished: false, failure: e).isEmpty, "\(layout), cut after \(n): \(steps.problems(finished: false, failure: e))")
                     } catch {
                         #expect(error is CardPulled, "\(layout), cut after \(n): \(error)")
                         #expect(model.contents == start, "\(layout): changed though nothing was said written (cut after \(n))")

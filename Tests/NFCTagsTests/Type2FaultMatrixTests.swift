@@ -134,13 +134,17 @@ struct Type2FaultMatrixTests {
                 var backup: TagBackup?
                 var reported: WriteInterrupted.TagState?
                 var finished = false
+                let steps = StepLog()
                 do {
                     let (tag, channel) = try detect(model, cutAfter: n, mode: mode, path: layout.path)
+                    steps.attach(tag)
                     try tag.replaceNDEF(with: new) { backup = $0 }
                     #expect(!channel.wasCut)
                     finished = true
+                    #expect(steps.problems(finished: true).isEmpty, "\(layout): \(steps.problems(finished: true))")
                 } catch let e as WriteInterrupted {
                     reported = e.state
+                    #expect(steps.problems(finished: false, failure: e).isEmpty, "\(layout), cut after \(n): \(steps.problems(finished: false, failure: e))")
                 } catch {
                     #expect(error is CardPulled, "\(layout), cut after \(n): \(error)")
                     #expect(model.contents == start, "\(layout): the tag changed though the write said nothing was written (cut after \(n))")

@@ -94,11 +94,16 @@ struct Type4FaultMatrixTests {
                     var backup: TagBackup?
                     var reported: WriteInterrupted.TagState?
                     var finished = false
+                    let steps = StepLog()
                     do {
-                        try tag(model, cutAfter: n, mode: mode).0.replaceNDEF(with: new) { backup = $0 }
+                        let t = try tag(model, cutAfter: n, mode: mode).0
+                        steps.attach(t)
+                        try t.replaceNDEF(with: new) { backup = $0 }
                         finished = true
+                        #expect(steps.problems(finished: true).isEmpty, "\(setup): \(steps.problems(finished: true))")
                     } catch let e as WriteInterrupted {
                         reported = e.state
+                        #expect(steps.problems(finished: false, failure: e).isEmpty, "\(setup), cut after \(n): \(steps.problems(finished: false, failure: e))")
                     } catch {
                         #expect(model.fileContents == start, "\(setup), cut after \(n): changed, yet reported as untouched")
                     }

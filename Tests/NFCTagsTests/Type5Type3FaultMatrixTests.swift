@@ -204,13 +204,17 @@ struct Type5Type3FaultMatrixTests {
                 var backup: TagBackup?
                 var reported: WriteInterrupted.TagState?
                 var finished = false
+                let steps = StepLog()
                 do {
                     let (tag, channel) = try h.detect(model, cutAfter: n, mode: mode)
+                    steps.attach(tag)
                     try tag.replaceNDEF(with: new) { backup = $0 }
                     #expect(!channel.wasCut)
                     finished = true
+                    #expect(steps.problems(finished: true).isEmpty, "\(h.layout): \(steps.problems(finished: true))")
                 } catch let e as WriteInterrupted {
                     reported = e.state
+                    #expect(steps.problems(finished: false, failure: e).isEmpty, "\(h.layout), cut after \(n): \(steps.problems(finished: false, failure: e))")
                 } catch {
                     #expect(error is CardPulled, "\(h.layout), cut after \(n): \(error)")
                     #expect(h.state(of: model) == start, "\(h.layout): the tag changed though the write said nothing was written (cut after \(n))")
