@@ -164,6 +164,36 @@ struct CLIShipTests {
         }
     }
 
+    @Test("progress: a big write on a slow tag shows each step on a terminal, nothing in a pipe, with --json or --trace")
+    func writeProgress() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        try await withEmptySlot { slot in
+            let card = try startAPDU(["emulate", "--port", String(slot.port), "--type5", "st25dv64k", "--reader-model", "transparent"])
+            defer { card.terminate(); card.waitUntilExit(); try? waitForCard(in: slot.reader, present: false) }
+            try waitForCard(in: slot.reader, present: true)
+            let state = FileManager.default.temporaryDirectory.appendingPathComponent("progress-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: state) }
+            let payload = state + ".bin"
+            FileManager.default.createFile(atPath: payload, contents: Data((0..<2000).map { UInt8($0 % 251) }))
+            defer { try? FileManager.default.removeItem(atPath: payload) }
+            let command = "\(apduBinary) ndef-write -r '\(slot.reader)' --mime x/y --file \(payload)"
+            let env = ["TERM": "xterm", "XDG_STATE_HOME": state]
+            // A 2,009-byte message (a long MIME record): its TLV (03 FF 07D9, the message, FE) runs from
+            // byte 8 through blocks 2-505 of 4 bytes; the tag is empty, so no step clears the length:
+            // blocks 3-505, block 2 (the length) last, then the read-back.
+            let tty = try Self.runCommand("/usr/bin/script", ["-qec", command, "/dev/null"], environment: env)
+            #expect(tty.contains("ndef-write: write block 3 (1/505)"), "\(tty.prefix(600))")
+            #expect(tty.contains("ndef-write: read the written blocks back (505/505)\r\u{1B}[K"))
+            #expect(tty.contains("wrote 2009 bytes"))
+            for extra in [" --json", " --trace"] {
+                let quiet = try Self.runCommand("/usr/bin/script", ["-qec", command + extra, "/dev/null"], environment: env)
+                #expect(!quiet.contains("ndef-write: write"), "\(extra)")
+            }
+            let piped = try runAPDU(["ndef-write", "-r", slot.reader, "--mime", "x/y", "--file", payload], environment: ["XDG_STATE_HOME": state])
+            #expect(piped.status == 0 && !piped.stderr.contains("ndef-write:"), "\(piped.stderr)")
+        }
+    }
+
     /// A program's standard output, run with `NO_COLOR` unset (the colour tests set it themselves).
     static func runCommand(_ path: String, _ arguments: [String], environment: [String: String]) throws -> String {
         try runProgram(path, arguments, environment: environment, unsetting: ["APDU_READER", "NO_COLOR"]).stdout

@@ -42,6 +42,15 @@ struct ExclusiveTests {
                     let doc = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
                     #expect(doc["ok"] as? Bool == true, "\(line)")
                 }
+                #expect(!r.stderr.contains("ndef-write:"), "progress in a pipe: \(r.stderr)")
+            }
+            // On a terminal, a line counts the tags as they finish, and is erased at the end.
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {
+                let command = "\(apduBinary) ndef-write --all-readers --uri \(uri) --text 'round 2'"
+                let tty = try runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: env.merging(["TERM": "xterm"]) { $1 },
+                                         unsetting: ["APDU_READER", "NO_COLOR"]).stdout
+                #expect(tty.contains(" done (1/16)") && tty.contains(" done (16/16)\r\u{1B}[K"), "\(tty)")
+                #expect(tty.components(separatedBy: "and read them back").count == 17, "\(tty)")
             }
             let expected = try NDEFMessage(records: [.uri(uri), .text("round 2")]).encoded()
             for (i, m) in models.enumerated() { #expect(m.1() == expected, "reader \(i)") }

@@ -116,7 +116,7 @@ extension APDUCommand {
                 let restoring: Bool
                 if case .backup = what { restoring = true } else { restoring = false }
                 let outcome = try readerOptions.withTag(trace: traceOptions, tolerant: restoring, access: tagAccess) { t in
-                    try write(what, on: t, announceBackup: !output.json)
+                    try write(what, on: t, announceBackup: !output.json, showProgress: true)
                 }
                 if output.json {
                     Terminal.print(json(outcome).serialized)
@@ -137,9 +137,13 @@ extension APDUCommand {
 
         /// Every reader with a card, written in parallel (`TagTransaction.runOnEveryReader`).
         func writeAll(_ bytes: [UInt8]) throws {
-            let results = try TagTransaction.runOnEveryReader(observer: traceOptions.observer) { t in
-                try write(.message(bytes), on: t, announceBackup: false)
+            let progress = Progress("ndef-write:", silent: output.json || traceOptions.trace)
+            let results = try TagTransaction.runOnEveryReader(observer: traceOptions.observer, finished: { reader, done, total in
+                progress.update(done, of: total, "\(Terminal.safe(reader)) done")
+            }) { t in
+                try write(.message(bytes), on: t, announceBackup: false, showProgress: false)
             }
+            progress.finish()
             var failures: [Failure] = []
             for (reader, result) in results {
                 switch result {
@@ -167,8 +171,11 @@ extension APDUCommand {
         }
 
         /// Backs up the old message, then writes and verifies the new one (inside the tag's
-        /// transaction); or puts a backup back.
-        func write(_ what: Content, on t: TagTransaction, announceBackup: Bool) throws -> Outcome {
+        /// transaction); or puts a backup back. `showProgress`: each step on a terminal's stderr.
+        func write(_ what: Content, on t: TagTransaction, announceBackup: Bool, showProgress: Bool) throws -> Outcome {
+            let progress = Progress("ndef-write:", silent: output.json || traceOptions.trace || !showProgress)
+            defer { progress.finish() }
+            let step = { (s: WriteStep) in progress.update(s.number, of: s.total, s.action) }
             let restoreCommand = { (path: String) in
                 "apdu ndef-write -r \(Terminal.shellQuoted(t.reader)) --restore \(Terminal.shellQuoted(path))"
             }
@@ -177,12 +184,12 @@ extension APDUCommand {
                 switch what {
                 case let .backup(backup, path):
                     do {
-                        receipt = try t.restore(backup, allowingOtherTag: force)
+                        receipt = try t.restore(backup, allowingOtherTag: force, progress: step)
                     } catch let e as WriteInterrupted {
                         throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while putting the backup back; \(e.state.words(old: "what was on the tag before", new: "the backup's message")); run the restore again: \(restoreCommand(path))")
                     }
                 case let .message(bytes):
-                    receipt = try t.writeNDEF(bytes, backups: AnnouncedBackups(announce: announceBackup))
+                    receipt = try t.writeNDEF(bytes, backups: AnnouncedBackups(announce: announceBackup), progress: step)
                 }
             } catch let e as WriteInterrupted {
                 var failure = Failure(e)

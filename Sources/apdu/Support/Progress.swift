@@ -1,18 +1,19 @@
 import Glibc
 
-/// One line of progress on stderr for long work (a whole card dumped, a key dictionary tried):
-/// only when stderr is a terminal and the output is not JSON, so pipes, logs and scripts see
-/// nothing. The line is rewritten in place and erased when the work ends.
+/// One line of progress on stderr for long work (a whole card dumped, a key dictionary tried, a
+/// big write, a batch of readers): only when stderr is a terminal, the output is not JSON and no
+/// trace shares stderr, so pipes, logs and scripts see nothing. The line is rewritten in place
+/// and erased when the work ends.
 struct Progress {
     let enabled: Bool
     let label: String
 
     /// - Parameters:
     ///   - label: what is being done ("dumping", "trying keys").
-    ///   - json: whether the command prints JSON (then nothing shows).
-    init(_ label: String, json: Bool) {
+    ///   - silent: nothing shows (the command prints JSON, or traces to stderr).
+    init(_ label: String, silent: Bool) {
         self.label = label
-        enabled = !json && StandardStream.standardError.isTerminal && getenv("TERM").map { String(cString: $0) != "dumb" } ?? false
+        enabled = !silent && StandardStream.standardError.isTerminal && getenv("TERM").map { String(cString: $0) != "dumb" } ?? false
     }
 
     /// Shows `done` of `total`, with what is being worked on.
