@@ -77,25 +77,27 @@ public struct APDUScript: Hashable, Sendable {
         for rawLine in TextInput.normalized(text).utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
             var line = Substring(rawLine)
-            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+            if let hash = line.utf8.firstIndex(of: UInt8(ascii: "#")) { line = line[..<hash] }
             var trimmed = line.trimmingWhitespace
             if pending.isEmpty { pendingLine = number }
-            if trimmed.hasSuffix("\\") {
+            if trimmed.utf8.last == UInt8(ascii: "\\") {
                 trimmed.removeLast()
                 pending += trimmed + " "
                 guard pending.utf8.count < 300_000 else { throw ParseError(line: pendingLine, reason: "continued line too long") }
                 continue
             }
-            let full = (pending + trimmed).trimmingWhitespace
+            let full = pending.isEmpty ? trimmed : (pending + trimmed).trimmingWhitespace
             pending = ""
             if full.isEmpty { continue }
-            let lower = full.lowercased()
+            // The words (exit, quit, reset, tag …) are short or start with t; an APDU line is
+            // neither, and is not lowercased.
+            let lower = full.utf8.count <= 5 || full.utf8.first.map({ $0 | 0x20 == UInt8(ascii: "t") }) == true ? full.lowercased() : ""
             if lower == "exit" || lower == "quit" { break }
             if lower == "reset" {
                 steps.append(.reset(line: pendingLine))
                 continue
             }
-            let parts = full.components(separatedBy: "=>")
+            let parts = full.utf8.contains(UInt8(ascii: "=")) ? full.components(separatedBy: "=>") : [full]
             guard parts.count <= 2 else { throw ParseError(line: pendingLine, reason: "more than one '=>'") }
             if lower.hasPrefix("tag ") || lower == "tag" {
                 let frame: [UInt8]

@@ -68,6 +68,11 @@ extension APDUCommand {
                         }
                     }
                 }
+                // Read once: an option's property wrapper costs more per read than the rest of a
+                // line's formatting.
+                let json = output.json, showSecrets = traceOptions.showSecrets, keepGoing = self.keepGoing
+                // "  (9000: normal processing)", painted, made once per status word.
+                var annotations: [StatusWord: String] = [:]
                 var steps: [JSON] = []
                 var mismatches: [String] = []
                 let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
@@ -81,10 +86,10 @@ extension APDUCommand {
                     switch step {
                     case let .tag(frame, expect, line):
                         if commands == nil { commands = try TagCommandChannel.open(transport: transport, readerName: reader) }
-                        let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
+                        let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !showSecrets ? 1 : nil)
                         let ok = expect.map { $0.contains(answer.kind) } ?? true
-                        if output.json {
-                            guard case var .object(members) = Transceive.json(frame, answer, showSecrets: traceOptions.showSecrets) else { continue }
+                        if json {
+                            guard case var .object(members) = Transceive.json(frame, answer, showSecrets: showSecrets) else { continue }
                             members.insert(("line", .int(line)), at: 0)
                             if let expect {
                                 members.append(("expected", .array(expect.map { .string($0.rawValue) })))
@@ -92,7 +97,7 @@ extension APDUCommand {
                             }
                             steps.append(.object(members))
                         } else {
-                            Terminal.print("tag> " + Transceive.shown(frame, showSecrets: traceOptions.showSecrets))
+                            Terminal.print("tag> " + Transceive.shown(frame, showSecrets: showSecrets))
                             Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
                         }
                         if !ok {
@@ -103,7 +108,7 @@ extension APDUCommand {
                         commands?.endSession()
                         commands = nil
                         try card.reconnect(initialization: .reset)
-                        if output.json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
+                        if json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
                         else { Terminal.print("reset") }
                     case let .apdu(command, expect, line):
                         let response: ResponseAPDU
@@ -121,8 +126,8 @@ extension APDUCommand {
                         }
                         let sw = response.statusWord
                         let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
-                        if output.json {
-                            let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
+                        if json {
+                            let shown = Redaction.hex(command.bytes, showSecrets: showSecrets, separator: "")
                             guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response) else { continue }
                             members.insert(("line", .int(line)), at: 0)
                             if let expect {
@@ -131,8 +136,20 @@ extension APDUCommand {
                             }
                             steps.append(.object(members))
                         } else {
-                            Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
-                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")" + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
+                            let annotation = annotations[sw] ?? {
+                                let text = "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")"
+                                annotations[sw] = text
+                                return text
+                            }()
+                            // Both lines in one piece of text: a script prints thousands.
+                            var text = "> "
+                            text.reserveCapacity(16 + 3 * (command.data.count + response.data.count) + annotation.utf8.count)
+                            text += Redaction.hex(command.bytes, showSecrets: showSecrets)
+                            text += "\n< "
+                            text += ExchangeJSON.spaced(response)
+                            text += annotation
+                            if !ok { text += "  " + Style.error.paint("MISMATCH") }
+                            Terminal.print(text)
                         }
                         if !ok {
                             let wanted = (expect ?? []).map(\.description).joined(separator: " or ")
