@@ -179,8 +179,11 @@ extension TagTransaction {
 
     /// Saves the old message to `backups`, then writes and verifies `message`.
     ///
-    /// - Parameter progress: told of each step as it begins (a block, a chunk, the read-back);
-    ///   on a slow tag a big message takes seconds.
+    /// - Parameters:
+    ///   - message: the encoded NDEF message.
+    ///   - backups: where the old message is kept before the tag changes.
+    ///   - progress: told of each step as it begins (a block, a chunk, the read-back); on a slow
+    ///     tag a big message takes seconds.
     /// - Throws: `TagError` or `BackupError` when nothing was written; `WriteInterrupted`, whose
     ///   `state` says what the tag holds and whose `backup` says where the old message is, once
     ///   the tag has changed.
@@ -270,8 +273,11 @@ extension TagTransaction {
     /// Three phases, because pcsclite's handle lists make connects, card calls and disconnects
     /// take turns (see `PCSC`'s handle-table lock): all threads connect at once, then all work at
     /// once, then the connections end, one by one, after all are done.
-    /// - Parameter finished: told as each reader's work ends, one call at a time: which reader,
-    ///   and how many of how many have ended (for a progress display).
+    /// - Parameters:
+    ///   - observer: sees every exchange with every tag (a trace), from the readers' threads.
+    ///   - finished: told as each reader's work ends, one call at a time: which reader, and how
+    ///     many of how many have ended (for a progress display).
+    ///   - body: the work on one tag, run on that reader's thread.
     /// - Throws: `ReaderError.noCard` when no reader has a card; `PCSCError`.
     public static func runOnEveryReader<T: Sendable>(observer: (@Sendable (Exchange) -> Void)? = nil,
                                                      finished: (@Sendable (_ reader: String, _ done: Int, _ of: Int) -> Void)? = nil,
