@@ -1,6 +1,7 @@
 import Foundation
 import ISO7816
 import NFCTags
+import Testing
 import VirtualCard
 
 /// The card went away: what a cut channel throws.
@@ -146,5 +147,13 @@ final class StepLog {
             out.append("failed in '\(failure.step)', but the last step reported was '\(steps.last?.action ?? "-")'")
         }
         return out
+    }
+
+    /// Records each of `problems(finished:failure:)` as an issue, naming the case.
+    func expectSound(finished: Bool, failure: WriteInterrupted? = nil, _ context: @autoclosure () -> String,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        for problem in problems(finished: finished, failure: failure) {
+            Issue.record("\(context()): \(problem)", sourceLocation: sourceLocation)
+        }
     }
 }

@@ -141,10 +141,10 @@ struct Type2FaultMatrixTests {
                     try tag.replaceNDEF(with: new) { backup = $0 }
                     #expect(!channel.wasCut)
                     finished = true
-                    #expect(steps.problems(finished: true).isEmpty, "\(layout): \(steps.problems(finished: true))")
+                    steps.expectSound(finished: true, "\(layout)")
                 } catch let e as WriteInterrupted {
                     reported = e.state
-                    #expect(steps.problems(finished: false, failure: e).isEmpty, "\(layout), cut after \(n): \(steps.problems(finished: false, failure: e))")
+                    steps.expectSound(finished: false, failure: e, "\(layout), cut after \(n)")
                 } catch {
                     #expect(error is CardPulled, "\(layout), cut after \(n): \(error)")
                     #expect(model.contents == start, "\(layout): the tag changed though the write said nothing was written (cut after \(n))")

@@ -100,10 +100,10 @@ struct Type4FaultMatrixTests {
                         steps.attach(t)
                         try t.replaceNDEF(with: new) { backup = $0 }
                         finished = true
-                        #expect(steps.problems(finished: true).isEmpty, "\(setup): \(steps.problems(finished: true))")
+                        steps.expectSound(finished: true, "\(setup)")
                     } catch let e as WriteInterrupted {
                         reported = e.state
-                        #expect(steps.problems(finished: false, failure: e).isEmpty, "\(setup), cut after \(n): \(steps.problems(finished: false, failure: e))")
+                        steps.expectSound(finished: false, failure: e, "\(setup), cut after \(n)")
                     } catch {
                         #expect(model.fileContents == start, "\(setup), cut after \(n): changed, yet reported as untouched")
                     }

@@ -211,10 +211,10 @@ struct Type5Type3FaultMatrixTests {
                     try tag.replaceNDEF(with: new) { backup = $0 }
                     #expect(!channel.wasCut)
                     finished = true
-                    #expect(steps.problems(finished: true).isEmpty, "\(h.layout): \(steps.problems(finished: true))")
+                    steps.expectSound(finished: true, "\(h.layout)")
                 } catch let e as WriteInterrupted {
                     reported = e.state
-                    #expect(steps.problems(finished: false, failure: e).isEmpty, "\(h.layout), cut after \(n): \(steps.problems(finished: false, failure: e))")
+                    steps.expectSound(finished: false, failure: e, "\(h.layout), cut after \(n)")
                 } catch {
                     #expect(error is CardPulled, "\(h.layout), cut after \(n): \(error)")
                     #expect(h.state(of: model) == start, "\(h.layout): the tag changed though the write said nothing was written (cut after \(n))")
