@@ -25,7 +25,7 @@ extension APDUCommand {
                 let candidates = try keys.candidates()
                 let (reader, dump) = try MifareClassicSession.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                    observer: traceOptions.observer, keySlot: keys.keySlot) { reader, card, uid in
-                    let progress = Progress("dumping", silent: output.json || traceOptions.trace)
+                    let progress = Progress("dumping", output: output, trace: traceOptions)
                     defer { progress.finish() }
                     return (reader, try card.dump(keys: candidates, uid: uid) { progress.update($0 + 1, of: card.layout.sectorCount, "sector \($0)") })
                 }

@@ -26,7 +26,7 @@ extension APDUCommand {
                 guard !candidates.isEmpty else { throw Failure(.usage, "no keys to try: give --key or --key-file, or drop --no-public-keys") }
                 let (reader, layout, found) = try MifareClassicSession.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                             observer: traceOptions.observer, keySlot: keys.keySlot) { reader, card, _ in
-                    let progress = Progress("trying \(candidates.count) keys on", silent: output.json || traceOptions.trace)
+                    let progress = Progress("trying \(candidates.count) keys on", output: output, trace: traceOptions)
                     defer { progress.finish() }
                     return (reader, card.layout, try card.findKeys(candidates) { progress.update($0 + 1, of: card.layout.sectorCount, "sector \($0)") })
                 }

@@ -137,7 +137,7 @@ extension APDUCommand {
 
         /// Every reader with a card, written in parallel (`TagTransaction.runOnEveryReader`).
         func writeAll(_ bytes: [UInt8]) throws {
-            let progress = Progress("ndef-write:", silent: output.json || traceOptions.trace)
+            let progress = Progress("ndef-write:", output: output, trace: traceOptions)
             let results = try TagTransaction.runOnEveryReader(observer: traceOptions.observer, finished: { reader, done, total in
                 progress.update(done, of: total, "\(Terminal.safe(reader)) done")
             }) { t in
@@ -173,7 +173,7 @@ extension APDUCommand {
         /// Backs up the old message, then writes and verifies the new one (inside the tag's
         /// transaction); or puts a backup back. `showProgress`: each step on a terminal's stderr.
         func write(_ what: Content, on t: TagTransaction, announceBackup: Bool, showProgress: Bool) throws -> Outcome {
-            let progress = Progress("ndef-write:", silent: output.json || traceOptions.trace || !showProgress)
+            let progress = Progress("ndef-write:", output: output, trace: traceOptions, wanted: showProgress)
             defer { progress.finish() }
             let step = { (s: WriteStep) in progress.update(s.number, of: s.total, s.action) }
             let restoreCommand = { (path: String) in

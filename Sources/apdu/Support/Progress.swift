@@ -10,10 +10,12 @@ struct Progress {
 
     /// - Parameters:
     ///   - label: what is being done ("dumping", "trying keys").
-    ///   - silent: nothing shows (the command prints JSON, or traces to stderr).
-    init(_ label: String, silent: Bool) {
+    ///   - output, trace: the command's options; nothing shows with `--json` or `--trace` (the
+    ///     trace has stderr).
+    ///   - wanted: false for work that another line reports (one tag of an `--all-readers` batch).
+    init(_ label: String, output: OutputOptions, trace: TraceOptions, wanted: Bool = true) {
         self.label = label
-        enabled = !silent && StandardStream.standardError.isTerminal && getenv("TERM").map { String(cString: $0) != "dumb" } ?? false
+        enabled = wanted && !output.json && !trace.trace && StandardStream.standardError.isTerminal && getenv("TERM").map { String(cString: $0) != "dumb" } ?? false
     }
 
     /// Shows `done` of `total`, with what is being worked on.
