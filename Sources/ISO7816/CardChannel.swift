@@ -25,6 +25,28 @@ public struct Exchange: Sendable, Hashable {
     }
 }
 
+/// Forms a reader accepts that ISO 7816 and PC/SC leave open, as learned on one connection.
+public struct ReaderForms: Sendable, Hashable, CustomStringConvertible {
+    /// The Le of a storage READ BINARY (`FF B0`), PC/SC Part 3.
+    public enum ReadLe: String, Sendable, Hashable {
+        /// Le 00 ("up to 256", ISO 7816-4) is accepted.
+        case maximum
+        /// Le must be the exact count (the reader answers `67 00` or `6C xx` to anything else).
+        case exact
+    }
+    /// nil: not learned yet on this connection.
+    public var readBinaryLe: ReadLe?
+    public init(readBinaryLe: ReadLe? = nil) { self.readBinaryLe = readBinaryLe }
+
+    public var description: String {
+        switch readBinaryLe {
+        case nil: return "READ BINARY Le: not needed yet"
+        case .maximum?: return "READ BINARY Le: 00 accepted"
+        case .exact?: return "READ BINARY Le: the exact length required"
+        }
+    }
+}
+
 /// How `APDUTransport` turns one logical command into physical exchanges.
 public struct TransmissionPolicy: Sendable, Hashable {
     /// Send exactly what is given and return exactly what comes back: no GET RESPONSE, no Le
@@ -82,6 +104,11 @@ public final class APDUTransport {
     public var policy: TransmissionPolicy
     public var selectPolicy: SelectPolicy?
     public var observer: ((Exchange) -> Void)?
+    /// What the reader on this connection turned out to speak, learned by the first exchange
+    /// that needed it and kept, so the adaptation costs one retry per connection.
+    public var forms = ReaderForms()
+    /// `6Cxx` re-sends so far: a caller sees from it that its Le was corrected.
+    public private(set) var leCorrections = 0
 
     public init(channel: any CardChannel, policy: TransmissionPolicy = .standard, selectPolicy: SelectPolicy? = nil, observer: ((Exchange) -> Void)? = nil) {
         self.channel = channel
@@ -126,6 +153,7 @@ public final class APDUTransport {
         if response.statusWord.sw1 == 0x6C {
             command.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
             command.forceExtended = false
+            leCorrections += 1
             response = try exchange(command.bytes, .resendWithLe)
         }
 

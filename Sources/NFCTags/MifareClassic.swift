@@ -397,7 +397,7 @@ public final class MifareClassicCard {
     /// READ BINARY of one block, in the sector authenticated now.
     public func read(block: Int) throws -> [UInt8] {
         try checkAuthenticated(block, "reading")
-        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: UInt8(block >> 8), p2: UInt8(block & 0xFF), ne: 16))
+        let r = try transport.storageReadBinary(block: block, size: 16)
         guard r.statusWord == .success, r.data.count == 16 else {
             current = nil
             throw TagError(.readFailed, "the card refused to read block \(block) with key \(keyName): \(r.statusWord) (\(r.statusWord.meaning.text))")

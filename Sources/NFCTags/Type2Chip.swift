@@ -1,3 +1,5 @@
+import ISO7816
+
 /// What this library knows of a Type 2 chip's memory: where its lock bits and password
 /// configuration really are. The NFC Forum's default ("dynamic lock bytes right after the CC's
 /// data area") is wrong on NTAG215/216, whose CC leaves user pages uncovered: their lock bytes
@@ -99,5 +101,50 @@ public struct Type2Chip: Sendable, Hashable {
         }
         if page < userMemoryEnd / 4 { return "user memory outside the CC's data area" }
         return "config"
+    }
+}
+
+/// What a Type 2 tag is, with the evidence for it.
+///
+/// Only proof names the chip: GET_VERSION's answer, matched against the datasheet table. The
+/// CC's size and the ATR's card name are circumstantial (an NTAG215 re-formatted with a 144-byte
+/// CC looks like an NTAG213; readers report 0003 for most of the family), so they give a `hint`
+/// for people and nothing else: no configuration page is interpreted, no lock bit placed and no
+/// write refused on a hint. Where the chip is not proven, the tag's own answers decide.
+public struct Type2ChipIdentity: Sendable, Hashable {
+    /// The chip, when the evidence proves it (nil: not proven, or not in this tool's table).
+    public var chip: Type2Chip?
+    /// For people: the proven name, or "unknown" with the hint.
+    public var name: String
+    /// How it was learned, for people: the GET_VERSION answer, or the circumstances.
+    public var evidence: String
+    /// Chips the circumstantial evidence fits (for display only; empty when proven).
+    public var hint: [Type2Chip]
+    /// Whether `chip` rests on proof.
+    public var proven: Bool { chip != nil }
+
+    public init(version: Type2Version?, cardName: UInt16?, ccSize: UInt8, lockAreas: [Type2TLVArea.LockArea], nativePath: Bool) {
+        if let version {
+            hint = []
+            if let chip = version.chip {
+                self.chip = chip
+                name = chip.name
+                evidence = "GET_VERSION \(version.bytes.hexString)"
+            } else {
+                // Named by GET_VERSION but not described here: its layout from the CC and TLVs.
+                chip = nil
+                name = version.productName
+                evidence = "GET_VERSION \(version.bytes.hexString) (layout not in this tool's table: locks from the CC and TLVs)"
+            }
+            return
+        }
+        chip = nil
+        // A lock control TLV that puts the lock bytes elsewhere rules a candidate out.
+        hint = Type2Chip.candidates(cardName: cardName, ccSize: ccSize).filter { chip in
+            lockAreas.allSatisfy { $0.position == (chip.dynamicLock?.page).map { $0 * 4 } }
+        }
+        name = hint.isEmpty ? "unknown Type 2 chip" : "unknown (the CC size suggests \(hint.map(\.name).joined(separator: " or ")); not proven)"
+        evidence = "CC size \(Int(ccSize) * 8) bytes" + (cardName.map { ", ATR card name \(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)]))" } ?? "")
+            + (nativePath ? "; the tag does not answer GET_VERSION" : "; no GET_VERSION: the reader offers no raw tag-command path")
     }
 }

@@ -20,7 +20,8 @@ public struct Type2CapabilityContainer: Hashable, Sendable {
         self.bytes = bytes
         version = bytes[1]
         guard version >> 4 == 1 else {
-            throw TagError(.unsupportedVersion, "unsupported Type 2 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x)")
+            throw TagError(.unsupportedVersion, "unsupported Type 2 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x)",
+                           mappingVersion: "\(version >> 4).\(version & 0x0F)")
         }
         dataAreaSize = Int(bytes[2]) * 8
         guard dataAreaSize >= 8 else { throw TagError(.badCapabilityContainer, "the capability container announces no data area (CC \(bytes.hexString))") }
@@ -49,6 +50,9 @@ public struct Type2TLVArea: Hashable, Sendable {
     public var reserved: [Range<Int>] = []
     public var lockAreas: [LockArea] = []
     public var dataArea: Range<Int>
+    /// What the walk skipped without understanding (a control TLV of the wrong length): a read
+    /// may go on past it, a write or lock may not, as the bytes it reserves are unknown.
+    public var uncertainty: [String] = []
 
     /// Parses the TLVs in `memory[dataArea]`. Every length is checked against the data area.
     /// `controlTLVs`: lock and memory control TLVs (01, 02) reserve bytes, as on Type 2; Type 5
@@ -93,8 +97,11 @@ public struct Type2TLVArea: Hashable, Sendable {
                 break
             }
             var value: [UInt8] = []
-            if controlTLVs && (tag == 0x01 || tag == 0x02) {
-                guard length == 3 else { throw TagError(.badCapabilityContainer, "a \(tag == 1 ? "lock" : "memory") control TLV of length \(length), 3 expected") }
+            if controlTLVs && (tag == 0x01 || tag == 0x02) && length != 3 {
+                // Skipped by its length, as nfcpy does: a read can go on to the NDEF TLV. What it
+                // meant to reserve is unknown, so writes and locks refuse (`uncertainty`).
+                uncertainty.append("a \(tag == 1 ? "lock" : "memory") control TLV at byte \(tagPosition) has length \(length), 3 expected: the bytes it reserves are unknown")
+            } else if controlTLVs && (tag == 0x01 || tag == 0x02) {
                 for _ in 0..<3 { value.append(try byte(&p)) }
                 let e = Int(value[2] & 0x0F)
                 let position = Int(value[0] >> 4) << e + Int(value[0] & 0x0F)
@@ -163,14 +170,12 @@ public struct Type2LockState: TagLockState {
     /// Where a dynamic lock area's position came from.
     public enum Source: Sendable, Hashable, CustomStringConvertible {
         case lockControlTLV
+        /// A chip GET_VERSION proved.
         case chip(String)
-        /// The NFC Forum's default (right after the data area), for a chip we cannot name.
-        case nfcForumDefault
         public var description: String {
             switch self {
             case .lockControlTLV: return "lock control TLV"
             case let .chip(name): return "\(name) datasheet"
-            case .nfcForumDefault: return "NFC Forum default position (chip unknown)"
             }
         }
     }
@@ -213,6 +218,9 @@ public struct Type2LockState: TagLockState {
     public var ccWriteAccess: UInt8
     public var staticLockBytes: [UInt8]
     public var dynamicAreas: [DynamicArea]
+    /// Why the tag's dynamic lock bytes cannot be placed (no lock control TLV and no proven
+    /// chip, on a data area past 48 bytes): nil when they are known or the tag has none.
+    public var unknownDynamicLocks: String?
     public var password: Password
     /// Pages no write can change (lock bits), sorted.
     public var lockedPages: [Int]
@@ -221,7 +229,7 @@ public struct Type2LockState: TagLockState {
 
     /// Whether every lock the tag has is set: CC read-only, static and dynamic lock bits.
     public var isFullyLocked: Bool {
-        ccWriteAccess == 0x0F && staticLockBytes == [0xFF, 0xFF] && dynamicAreas.allSatisfy(\.isFullyLocked)
+        ccWriteAccess == 0x0F && staticLockBytes == [0xFF, 0xFF] && unknownDynamicLocks == nil && dynamicAreas.allSatisfy(\.isFullyLocked)
     }
     /// Some but not all of the locks are set (an interrupted lock, or a partly locked tag).
     public var isPartlyLocked: Bool {
@@ -314,43 +322,14 @@ public final class Type2Tag: PermanentlyLockable {
         return Type2TLVArea.messageCapacity(available: tlv.availableBytes(from: start) + chip.userMemoryEnd - dataArea.upperBound)
     }
 
-    /// The chip, and the evidence for it: worked out when first asked (it may cost a READ, which
-    /// a plain read of the message does not need).
-    public var chip: (chip: Type2Chip?, name: String, evidence: String) {
+    /// The chip, and the evidence for it (see `Type2ChipIdentity`).
+    public var chip: Type2ChipIdentity {
         if let identified { return identified }
-        let found = identifyChip()
+        let found = Type2ChipIdentity(version: version, cardName: cardName, ccSize: capabilityContainer.bytes[2], lockAreas: tlv.lockAreas, nativePath: commands != nil)
         identified = found
         return found
     }
-    private var identified: (chip: Type2Chip?, name: String, evidence: String)?
-
-    func identifyChip() -> (Type2Chip?, String, String) {
-        if let version {
-            if let chip = version.chip { return (chip, chip.name, "GET_VERSION \(version.bytes.hexString)") }
-            // A chip the table does not describe: its name from GET_VERSION, its layout from the CC and TLVs.
-            return (nil, version.productName, "GET_VERSION \(version.bytes.hexString) (layout not in this tool's table: locks from the CC and TLVs)")
-        }
-        let size = capabilityContainer.bytes[2]
-        // A lock control TLV that puts the lock bytes elsewhere rules a chip out.
-        let candidates = Type2Chip.candidates(cardName: cardName, ccSize: size).filter { chip in
-            tlv.lockAreas.allSatisfy { $0.position == (chip.dynamicLock?.page).map { $0 * 4 } }
-        }
-        let evidence = "CC size \(capabilityContainer.dataAreaSize) bytes" + (cardName.map { ", ATR card name \(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)]))" } ?? "")
-            + (commands == nil ? " (no GET_VERSION: the reader offers no raw tag-command path here)" : " (the tag does not answer GET_VERSION)")
-        if candidates.count == 1 { return (candidates[0], candidates[0].name, evidence) }
-        if candidates.count > 1 {
-            // Ultralight (16 pages) or a chip with configuration pages at 10h: one READ tells.
-            // An Ultralight NAKs page 16; a read-protected configuration NAKs too, and is then
-            // treated as the chip without passwords would be, with the password state unknown.
-            if let withConfig = candidates.first(where: { $0.passwords != nil }), let page = withConfig.passwords?.auth0Page,
-               (try? readPages(page)) != nil {
-                return (withConfig, candidates.filter { $0.passwords != nil }.map(\.name).joined(separator: " or "), evidence + "; configuration pages at \(page) answer")
-            }
-            let plain = candidates.first { $0.passwords == nil } ?? candidates[0]
-            return (plain, candidates.map(\.name).joined(separator: " or "), evidence + "; no configuration pages answered")
-        }
-        return (nil, "unknown Type 2 chip", evidence)
-    }
+    private var identified: Type2ChipIdentity?
 
     /// Whether the ATR says "storage card of the MIFARE Ultralight family" (PC/SC Part 3):
     /// Ultralight and NTAG21x (0003), Ultralight C (003A), Ultralight EV1 (003D).
@@ -484,7 +463,7 @@ public final class Type2Tag: PermanentlyLockable {
             }
             return bytes
         }
-        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: UInt8(page), ne: Self.readLimit))
+        let r = try transport.storageReadBinary(block: page, size: Self.readLimit)
         guard r.statusWord == .success else { return nil }
         guard r.data.count == Self.readLimit else {
             throw TagError(.readFailed, "READ BINARY of page \(page) answered \(r.data.count) bytes, 16 expected")
@@ -623,14 +602,17 @@ public final class Type2Tag: PermanentlyLockable {
         let ccByte = capabilityContainer.bytes[3] & 0x0F
         let staticBytes = Array(header[10...11])
         var areas: [Type2LockState.DynamicArea] = []
+        var unknownDynamic: String?
         let known = chip.chip
         if !tlv.lockAreas.isEmpty {
             areas = tlv.lockAreas.map { .init(position: $0.position, bits: $0.bits, bytesLockedPerBit: $0.bytesLockedPerBit, source: .lockControlTLV) }
         } else if let d = known?.dynamicLock {
             areas = [.init(position: d.page * 4, bits: d.bits, bytesLockedPerBit: d.pagesPerBit * 4, source: .chip(known!.name))]
         } else if known == nil, capabilityContainer.dataAreaSize > 48 {
-            // No lock control TLV, chip unknown: the NFC Forum default (T2T §4.6.2.2).
-            areas = [.init(position: dataArea.upperBound, bits: (capabilityContainer.dataAreaSize - 48 + 7) / 8, bytesLockedPerBit: 8, source: .nfcForumDefault)]
+            // No lock control TLV and no proven chip: the NFC Forum default (right after the data
+            // area, T2T §4.6.2.2) is user memory on an NTAG215/216 whose CC was shrunk, and the
+            // PACK page on an NTAG212 with a 144-byte CC. Unknown, then: never read as lock bits.
+            unknownDynamic = "no lock control TLV, and the chip is not proven (\(chip.evidence)): where its dynamic lock bytes are is unknown"
         }
         for i in areas.indices {
             let a = areas[i]
@@ -643,6 +625,11 @@ public final class Type2Tag: PermanentlyLockable {
 
         }
         var password = Type2LockState.Password.none
+        if known == nil {
+            // Whether it has AUTH0, and where, only a proven chip says: the tag's own answers
+            // (a NAK, 63 00) decide what it lets us write.
+            password = .unknown("the chip is not proven, so no page is read as its configuration")
+        }
         if let p = known?.passwords {
             do {
                 try ensureRead((p.auth0Page * 4)..<(p.accessPage * 4 + 4))
@@ -668,8 +655,8 @@ public final class Type2Tag: PermanentlyLockable {
                 locked.formUnion((first / 4)..<((first + a.bytesLockedPerBit + 3) / 4))
             }
         }
-        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, password: password, lockedPages: locked.sorted(),
-                                   authenticated: pack != nil)
+        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, unknownDynamicLocks: unknownDynamic,
+                                   password: password, lockedPages: locked.sorted(), authenticated: pack != nil)
         lockState = state
         return state
     }
@@ -717,6 +704,7 @@ public final class Type2Tag: PermanentlyLockable {
 
     func checkWritable(_ message: [UInt8]) throws {
         if let layoutError { throw layoutError }
+        if let doubt = tlv.uncertainty.first { throw TagError(.unsafe, "\(doubt); nothing was written") }
         guard capabilityContainer.writeAccess == 0 else { throw TagError(.readOnly, "the tag is read-only (CC write access \(capabilityContainer.writeAccess))") }
         guard message.count <= capacity else {
             throw TagError(.tooLarge, "the message is \(message.count) bytes; the tag holds \(capacity) (\(message.count - capacity) bytes over)")
@@ -771,6 +759,7 @@ public final class Type2Tag: PermanentlyLockable {
         guard let start = layout.ndefTLVPosition, case let p = layout.positions(from: start, count: 2), p.count == 2 else {
             throw TagError(.lengthLies, "the backup holds no complete NDEF TLV; nothing was written")
         }
+        if let doubt = layout.uncertainty.first { throw TagError(.unsafe, "the backup's layout: \(doubt); nothing was written") }
         for r in layout.reserved { for a in r where range.contains(a) { target[a] = image[a] } }
         try apply(target, commitPosition: p[1], range: range)
         loaded = [0]
@@ -869,9 +858,12 @@ public final class Type2Tag: PermanentlyLockable {
             guard area.bytes != nil else {
                 throw TagError(.readFailed, "the dynamic lock bytes at byte \(area.position) cannot be read; nothing was written")
             }
-            if area.source == .nfcForumDefault, area.position < dataArea.upperBound || area.position / 4 < 4 {
-                throw TagError(.unsafe, "the dynamic lock bytes' position is unknown; nothing was written")
-            }
+        }
+        if let why = before.unknownDynamicLocks {
+            throw TagError(.unsafe, "\(why); a guess could set bits in user memory, so nothing was written. Lock it through a reader with a raw tag-command path (GET_VERSION proves the chip), or give the tag a lock control TLV")
+        }
+        if let doubt = tlv.uncertainty.first {
+            throw TagError(.unsafe, "\(doubt); nothing was written")
         }
         var done: [String] = [], already: [String] = []
         var steps: [(String, Int, [UInt8])] = []
@@ -929,7 +921,6 @@ public final class Type2Tag: PermanentlyLockable {
         guard pages.upperBound < reachablePages else {
             throw TagError(.beyondReach, "page \(pages.upperBound) is \(reachNote)")
         }
-        let head = header.count == 16 ? header : try readPagesIfAllowed(0)
         var out: [(Int, [UInt8]?)] = []
         var page = pages.lowerBound
         // FAST_READ where the chip has it (`fastRead`, the reads' own chunking), up to the chip's
@@ -945,9 +936,15 @@ public final class Type2Tag: PermanentlyLockable {
                 while page <= pages.upperBound { out.append((page, nil)); page += 1 }
             }
         }
+        // Pages 0-3, to recognise a READ that rolled over: read only when a READ needs them.
+        var head: [UInt8]? = header.count == 16 ? header : loaded.contains(0) && image.count >= 16 ? Array(image[0..<16]) : nil
         while page <= pages.upperBound {
-            let count = min(4, pages.upperBound - page + 1)
-            var rows: [[UInt8]?] = try readPagesIfAllowed(page).map { b in (0..<4).map { Array(b[($0 * 4)..<($0 * 4 + 4)]) } } ?? [nil, nil, nil, nil]
+            // A READ never leaves the selected sector: at page 254 its last 8 bytes are not 256-257.
+            let count = min(4, pages.upperBound - page + 1, 256 - page % 256)
+            if page > 0, head == nil { head = try readPagesIfAllowed(0) }
+            let read = try readPagesIfAllowed(page)
+            if page == 0 { head = read }
+            var rows: [[UInt8]?] = read.map { b in (0..<4).map { Array(b[($0 * 4)..<($0 * 4 + 4)]) } } ?? [nil, nil, nil, nil]
             if page > 0, let head, rows[0] != nil,
                let k = (1..<4).first(where: { k in rows[k...].compactMap { $0 }.flatMap { $0 }.elementsEqual(head[0..<(16 - k * 4)]) }), k < count {
                 let fresh = try readPagesIfAllowed(page + k)
@@ -997,38 +994,61 @@ extension Type2Tag {
         let raw = Type2Tag(transport: transport, uid: nil, cardName: (try? ATR(bytes: atr))?.storageCard?.cardName,
                            commands: try nativePath(commands, password: password), password: password)
         try raw.start()
-        let head: [UInt8]
-        do { head = try raw.dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError {
-            throw Type2PageMap.HeaderUnreadable(reason: e)
+        // Only GET_VERSION names the chip (its pages, lock and configuration); without it the CC
+        // says how far the data area goes, and nothing past it is given a chip's meaning.
+        let proven = raw.version?.chip
+        // Pages 0-3 first where the CC decides the extent or the range leaves them out; else
+        // they come in the same frames as the rest (a whole-tag map: ⌈bytes / frame⌉ reads).
+        if proven == nil || !(pages.map { $0.lowerBound == 0 && $0.upperBound >= 3 } ?? true) { try raw.readHeader() }
+        let reach = raw.reachablePages
+        let total = proven?.pages ?? defaultExtent(dataPages: dataPages(raw.header))
+        let wanted = pages ?? 0...(total - 1)
+        guard wanted.lowerBound < reach else {
+            throw TagError(.beyondReach, "pages \(wanted.lowerBound)-\(wanted.upperBound) are \(raw.reachNote)")
         }
-        guard head.count == 16 else { throw Type2PageMap.HeaderUnreadable(reason: TagError(.readFailed, "the tag refused")) }
-        let dataPages = head[12] == 0xE1 ? Int(head[14]) * 2 : 12
-        let chip = raw.version?.chip ?? (try? detect(transport, atr: atr, tolerant: true))?.chip.chip
-        let total = chip?.pages ?? 4 + dataPages + (dataPages > 12 ? 5 : 0)
-        var wanted = pages ?? 0...(total - 1)
-        var unreachable: ClosedRange<Int>?
-        if wanted.upperBound >= raw.reachablePages {
-            unreachable = raw.reachablePages...wanted.upperBound
-            wanted = wanted.lowerBound...(raw.reachablePages - 1)
-        }
-        let rows = try raw.dump(pages: wanted).map { page, bytes in
-            Type2PageMap.Row(page: page, bytes: bytes, role: chip?.role(ofPage: page, dataAreaEnd: 16 + dataPages * 4) ?? defaultRole(page, dataPages: dataPages))
+        let unreachable = wanted.upperBound >= reach ? reach...wanted.upperBound : nil
+        let readable = wanted.lowerBound...min(wanted.upperBound, reach - 1)
+        let dumped = try raw.dump(pages: readable)
+        if raw.header.count != 16 { try raw.readHeader(from: dumped) }
+        let data = dataPages(raw.header)
+        let rows = dumped.map { page, bytes in
+            Type2PageMap.Row(page: page, bytes: bytes, role: proven?.role(ofPage: page, dataAreaEnd: 16 + data * 4) ?? defaultRole(page, dataPages: data))
         }
         guard rows.contains(where: { $0.bytes != nil }) else {
-            throw TagError(.readFailed, "the tag refused every page of \(wanted.lowerBound)-\(wanted.upperBound)")
+            throw TagError(.readFailed, "the tag refused every page of \(readable.lowerBound)-\(readable.upperBound)")
         }
         return Type2PageMap(rows: rows, unreachable: unreachable)
     }
 
-    /// Roles for a chip the evidence does not name: the NFC Forum's default layout.
+    /// Pages 0-3, from rows already dumped when they are there, else read.
+    func readHeader(from rows: [(page: Int, bytes: [UInt8]?)] = []) throws {
+        var head = rows.filter { $0.page < 4 }.compactMap(\.bytes).flatMap { $0 }
+        if head.count != 16 {
+            do { head = try dump(pages: 0...3).compactMap(\.bytes).flatMap { $0 } } catch let e as TagError {
+                throw Type2PageMap.HeaderUnreadable(reason: e)
+            }
+        }
+        guard head.count == 16 else { throw Type2PageMap.HeaderUnreadable(reason: TagError(.readFailed, "the tag refused")) }
+        header = head
+    }
+
+    /// Data-area pages by the CC (12, a 48-byte area, where there is no NDEF CC).
+    static func dataPages(_ header: [UInt8]) -> Int { header.count == 16 && header[12] == 0xE1 ? Int(header[14]) * 2 : 12 }
+
+    /// How many pages a map of a chip that is not proven shows: the header, the data area, and
+    /// past a 48-byte area five more (where NTAG21x keep lock and configuration pages; shown
+    /// without a chip's meaning).
+    static func defaultExtent(dataPages: Int) -> Int { 4 + dataPages + (dataPages > 12 ? 5 : 0) }
+
+    /// Roles for a chip the evidence does not prove: the header and the CC's data area; past
+    /// it, no chip's meaning (lock bytes on one chip are user memory on another).
     static func defaultRole(_ page: Int, dataPages: Int) -> String {
         switch page {
         case 0, 1: return "UID"
         case 2: return "UID/internal/static lock"
         case 3: return "CC"
         case 4..<(4 + dataPages): return "data"
-        case 4 + dataPages: return dataPages > 12 ? "dynamic lock" : "beyond data area"
-        default: return dataPages > 12 ? "config" : "beyond data area"
+        default: return "past the data area (chip not proven: role unknown)"
         }
     }
 }

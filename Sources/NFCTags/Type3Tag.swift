@@ -29,7 +29,7 @@ public struct Type3AttributeInformation: Hashable, Sendable {
         guard sum == Self.checksum(bytes) else {
             throw TagError(.badCapabilityContainer, "the attribute information block's checksum is \(Hex.encode([bytes[14], bytes[15]])), its bytes sum to \(String(Self.checksum(bytes), radix: 16, uppercase: true)) (block 0 \(bytes.hexString))")
         }
-        guard version >> 4 == 1 else { throw TagError(.unsupportedVersion, "unsupported Type 3 mapping version \(versionString) (this tool reads 1.x)") }
+        guard version >> 4 == 1 else { throw TagError(.unsupportedVersion, "unsupported Type 3 mapping version \(versionString) (this tool reads 1.x)", mappingVersion: versionString) }
         guard nbr >= 1, nbw >= 1, nmaxb >= 1 else { throw TagError(.badCapabilityContainer, "the attribute block announces Nbr \(nbr), Nbw \(nbw), Nmaxb \(nmaxb)") }
         guard writeF == 0x00 || writeF == 0x0F, rwFlag == 0x00 || rwFlag == 0x01 else {
             throw TagError(.badCapabilityContainer, "the attribute block has WriteF \(Hex.encode([writeF])) and RWFlag \(Hex.encode([rwFlag])) (00/0F and 00/01 are defined)")
@@ -187,7 +187,7 @@ public final class Type3Tag: PermanentlyLockable {
     }
 
     func interrupted(_ a: Type3AttributeInformation) -> TagError {
-        TagError(.interrupted, "the tag's last write was interrupted (WriteF 0F, Ln \(a.ln)): its message may be incomplete; put the previous one back with 'apdu ndef-write --restore BACKUP' (the backup the write saved), or write a new one")
+        TagError(.interrupted, "the tag's last write was interrupted (WriteF 0F, Ln \(a.ln)): its message may be incomplete")
     }
 
     public func readNDEF() throws -> [UInt8] {

@@ -58,9 +58,12 @@ public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     public var kind: Kind
     public var message: String
-    public init(_ kind: Kind, _ message: String) {
+    /// With `.unsupportedVersion`: the mapping version the tag declares ("2.0").
+    public var mappingVersion: String?
+    public init(_ kind: Kind, _ message: String, mappingVersion: String? = nil) {
         self.kind = kind
         self.message = message
+        self.mappingVersion = mappingVersion
     }
     public var description: String { message }
 }
@@ -98,7 +101,8 @@ public struct Type4CapabilityContainer: Hashable, Sendable {
         guard length >= 15 else { throw bad("CCLEN \(length) is below 15") }
         version = bytes[2]
         guard (1...3).contains(Int(version >> 4)) else {
-            throw TagError(.unsupportedVersion, "unsupported Type 4 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x, 2.x and 3.x)")
+            throw TagError(.unsupportedVersion, "unsupported Type 4 mapping version \(version >> 4).\(version & 0x0F) (this tool reads 1.x, 2.x and 3.x)",
+                           mappingVersion: "\(version >> 4).\(version & 0x0F)")
         }
         mle = Int(bytes[3]) << 8 | Int(bytes[4])
         mlc = Int(bytes[5]) << 8 | Int(bytes[6])

@@ -111,7 +111,9 @@ public final class Type4Tag {
     }
 
     /// Reads `count` bytes of the selected file from `offset`, in as few READ BINARY as allowed.
-    func read(offset: Int, count: Int) throws -> [UInt8] {
+    /// `upToEnd`: the count is a guess (the length is not known yet), so a file that ends first
+    /// (`62 82` with data, ISO 7816-4) gives what it has instead of an error.
+    func read(offset: Int, count: Int, upToEnd: Bool = false) throws -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(min(count, Self.readLimit))
         var position = offset
@@ -141,6 +143,7 @@ public final class Type4Tag {
             if chunk.count > count - out.count { chunk = Array(chunk.prefix(count - out.count)) }
             out += chunk
             position += chunk.count
+            if r.statusWord == .endOfFileReached && upToEnd { break }
             if r.statusWord == .endOfFileReached && out.count < count {
                 throw TagError(.lengthLies, "the NDEF file ended at byte \(position), before the \(count + offset) bytes its length promised")
             }
@@ -161,9 +164,15 @@ public final class Type4Tag {
         }
         if selecting { try selectNDEFFile() }
         let lf = cc.lengthFieldSize
-        // NLEN and the first data in one READ BINARY.
-        // At least NLEN/ENLEN itself, even from a tag whose MLe is smaller.
-        let first = try read(offset: 0, count: max(lf, min(readChunk, cc.maxFileSize, Self.readLimit + lf)))
+        // NLEN and the first data in one READ BINARY: a guess at the length, which a file shorter
+        // than the CC's maximum may end before (62 82, or a refusal of the over-long Le: then
+        // NLEN alone). At least NLEN/ENLEN itself, even from a tag whose MLe is smaller. Past
+        // NLEN nothing more is asked for.
+        let guess = max(lf, min(readChunk, cc.maxFileSize, Self.readLimit + lf))
+        let first: [UInt8]
+        do { first = try read(offset: 0, count: guess, upToEnd: true) } catch let e as TagError where e.kind == .readFailed && guess > lf {
+            first = try read(offset: 0, count: lf)
+        }
         guard first.count >= lf else { throw TagError(.readFailed, "the NDEF file is shorter than its length field") }
         let nlen = first.prefix(lf).reduce(0) { $0 << 8 | Int($1) }
         guard nlen <= cc.maxFileSize - lf else {

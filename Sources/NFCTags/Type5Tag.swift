@@ -30,7 +30,8 @@ public struct Type5CapabilityContainer: Hashable, Sendable {
             throw TagError(.notNDEF, "not NDEF-formatted: block 0 starts \(Hex.encode([prefix[0]])), not E1 or E2 (\(Array(prefix.prefix(4)).hexString))")
         }
         guard prefix[1] >> 6 == 1 else {
-            throw TagError(.unsupportedVersion, "unsupported Type 5 mapping version \(prefix[1] >> 6).\(prefix[1] >> 4 & 3) (this tool reads 1.x)")
+            throw TagError(.unsupportedVersion, "unsupported Type 5 mapping version \(prefix[1] >> 6).\(prefix[1] >> 4 & 3) (this tool reads 1.x)",
+                           mappingVersion: "\(prefix[1] >> 6).\(prefix[1] >> 4 & 3)")
         }
         if prefix[2] != 0 {
             bytes = Array(prefix.prefix(4))
@@ -162,7 +163,7 @@ public final class Type5Tag: PermanentlyLockable {
             let raw = r.statusWord == .success && r.data.count == 8 ? r.data : nil
             // Readers differ in the order: show it E0 first either way.
             let uid = raw.map { $0.last == 0xE0 ? Array($0.reversed()) : $0 }
-            let first = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: 0, p2: 0, ne: 256))
+            let first = try transport.storageReadBinary(block: 0, size: nil)
             guard first.statusWord == .success, (1...32).contains(first.data.count) else {
                 throw TagError(.readFailed, "READ BINARY of block 0 failed: \(first.statusWord) (\(first.statusWord.meaning.text))")
             }
@@ -269,7 +270,7 @@ public final class Type5Tag: PermanentlyLockable {
         }
         var out: [UInt8] = []
         for b in first..<(first + count) {
-            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xB0, p1: UInt8(b >> 8), p2: UInt8(b & 0xFF), ne: blockSize))
+            let r = try transport.storageReadBinary(block: b, size: blockSize)
             guard r.statusWord == .success, r.data.count == blockSize else {
                 throw TagError(.readFailed, "READ BINARY of block \(b) failed: \(r.statusWord) (\(r.statusWord.meaning.text)), \(r.data.count) bytes")
             }

@@ -80,6 +80,21 @@ public struct DirectoryBackupStore: BackupStore {
         throw refuse("100 backups with the same name")
     }
 
+    /// The newest backup of a tag of `kind` with `uid` here (names end in the UTC time, so the
+    /// greatest name is the newest), nil when there is none.
+    public func newest(kind: String, uid: [UInt8]?) -> String? {
+        guard let uid, let dir = opendir(directory) else { return nil }
+        defer { closedir(dir) }
+        let marker = "-\(kind)-\(uid.hexString)-"
+        var best: String?
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".backup"), name.contains(marker) else { continue }
+            if best.map({ name > $0 }) ?? true { best = name }
+        }
+        return best.map { directory + "/" + $0 }
+    }
+
     /// UTC, to the millisecond: 20261122-135532-192.
     static func timestamp() -> String {
         var now = timespec()

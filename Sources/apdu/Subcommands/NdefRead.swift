@@ -21,7 +21,11 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let (view, message) = try readerOptions.withTag(trace: traceOptions, access: tagAccess) { t in (TagView(t), try t.tag.readNDEF()) }
+                let (view, message) = try readerOptions.withTag(trace: traceOptions, access: tagAccess) { t in
+                    do { return (TagView(t), try t.tag.readNDEF()) } catch let e as TagError where e.kind == .interrupted {
+                        throw Failure(.badData, "\(e.message); \(tagAccess.interruptedAdvice(reader: t.reader, kind: t.tag.kind, uid: t.tag.uid))")
+                    }
+                }
                 if raw {
                     Terminal.print(message.hexString)
                     return

@@ -32,10 +32,13 @@ extension APDUCommand {
                         detected = true
                         return Findings(view: TagView(t), tag: t.tag, inspection: try t.inspect())
                     }
-                } catch let e as TagError where !detected && e.failure.status == .unexpected {
-                    // No NDEF application, not formatted, or not an NFC Forum tag: Core NFC's notSupported.
+                } catch let e as TagError where !detected && [.notNDEF, .fileMissing, .unsupportedVersion].contains(e.kind) {
+                    // No NDEF application, not formatted, not an NFC Forum tag, or a mapping
+                    // newer than this tool reads: Core NFC's notSupported. A read that failed is
+                    // not among them: that stays an I/O error.
                     if output.json {
-                        Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(e.message))]).serialized)
+                        Terminal.print(JSON.object([("status", .string(NDEFStatus.notSupported.rawValue)), ("reason", .string(e.message)),
+                                                    ("mappingVersion", e.mappingVersion.map(JSON.string) ?? .null)]).serialized)
                     } else {
                         Terminal.print("notSupported: \(e.message)")
                     }
@@ -61,7 +64,7 @@ extension APDUCommand {
             } else if let t5 = tag as? Type5Tag, let locks = inspection.type5Locks {
                 (details, lines) = type5Details(t5, locks: locks, canLock: canLock)
             } else if let t3 = tag as? Type3Tag, let locks = inspection.type3Locks {
-                (details, lines) = type3Details(t3, locks: locks, canLock: canLock)
+                (details, lines) = type3Details(t3, locks: locks, canLock: canLock, reader: view.reader)
             } else if let classic = tag as? MifareClassicNDEFTag, let locks = inspection.classicLocks {
                 (details, lines) = classicDetails(classic, locks: locks, canLock: canLock)
             }
@@ -121,7 +124,7 @@ extension APDUCommand {
             return (details, lines)
         }
 
-        func type3Details(_ t3: Type3Tag, locks: Type3LockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+        func type3Details(_ t3: Type3Tag, locks: Type3LockState, canLock: Bool, reader: String) -> ([(String, JSON)], [String]) {
             var details: [(String, JSON)] = [("chip", .string(t3.polling.productName)), ("idm", .hex(t3.polling.idm)), ("pmm", .hex(t3.polling.pmm)),
                                              ("attributeBlock", .hex(t3.attributeBlock))]
             var lines = ["  chip: \(t3.polling.productName), IDm \(t3.polling.idm.hexString), PMm \(t3.polling.pmm.hexString)"]
@@ -129,7 +132,7 @@ extension APDUCommand {
                 details += [("nbr", .int(a.nbr)), ("nbw", .int(a.nbw)), ("nmaxb", .int(a.nmaxb)), ("writeF", .hex([a.writeF])), ("rwFlag", .hex([a.rwFlag]))]
                 lines.append("  attribute block: version \(a.versionString), Nbr \(a.nbr), Nbw \(a.nbw), Nmaxb \(a.nmaxb), WriteF \(Hex.encode([a.writeF])), RWFlag \(Hex.encode([a.rwFlag])), Ln \(a.ln)")
                 if a.writeInProgress {
-                    lines.append("  INTERRUPTED WRITE: WriteF 0F (apdu ndef-write --restore BACKUP puts the previous message back)")
+                    lines.append("  INTERRUPTED WRITE: WriteF 0F; \(tagAccess.interruptedAdvice(reader: reader, kind: t3.kind, uid: t3.uid))")
                 }
             }
             let mc = locks.memoryConfiguration

@@ -176,9 +176,7 @@ extension APDUCommand {
             let progress = Progress("ndef-write:", output: output, trace: traceOptions, wanted: showProgress)
             defer { progress.finish() }
             let step = { (s: WriteStep) in progress.update(s.number, of: s.total, s.action) }
-            let restoreCommand = { (path: String) in
-                "apdu ndef-write -r \(Terminal.shellQuoted(t.reader)) --restore \(Terminal.shellQuoted(path))"
-            }
+            let restoreCommand = { (path: String) in tagAccess.restoreCommand(reader: t.reader, backup: path) }
             let receipt: WriteReceipt
             do {
                 switch what {

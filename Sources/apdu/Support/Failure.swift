@@ -117,12 +117,14 @@ extension ReaderError {
 }
 
 extension TagError {
-    /// A tag that refuses is 1, a tag whose data lies is 65.
+    /// A tag that refuses is 1 (a mapping version newer than this tool reads too: not a lie), a
+    /// tag whose data lies is 65, a read that brought nothing back is I/O (74).
     var failure: Failure {
         switch kind {
-        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .readFailed, .unsafe, .authenticationFailed:
+        case .notNDEF, .readOnly, .writeFailed, .verifyFailed, .lockFailed, .fileMissing, .unsafe, .authenticationFailed, .unsupportedVersion:
             return Failure(.unexpected, message)
-        case .badCapabilityContainer, .unsupportedVersion, .lengthLies, .tooLarge, .interrupted: return Failure(.badData, message)
+        case .readFailed: return Failure(.ioError, message)
+        case .badCapabilityContainer, .lengthLies, .tooLarge, .interrupted: return Failure(.badData, message)
         case .beyondReach: return Failure(.unavailable, message)
         case .differentTag: return Failure(.refused, message)
         }

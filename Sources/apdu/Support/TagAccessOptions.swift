@@ -57,6 +57,28 @@ struct TagAccessOptions: ParsableArguments {
     }
 
     func access() throws -> TagAccess { TagAccess(dialect: readerDialect, password: try password(), classicKeys: try classicKeys.given()) }
+
+    /// The `ndef-write --restore` command for `backup` on `reader`, to paste as it is: with this
+    /// command's dialect, and its password and key *sources* (files; variables still set are
+    /// read again). A key typed with `--key` is not repeated (it would be printed): `--key KEY`
+    /// stands for it.
+    func restoreCommand(reader: String, backup: String) -> String {
+        var words = ["apdu", "ndef-write", "-r", Terminal.shellQuoted(reader)]
+        if let d = readerDialect { words += ["--reader-dialect", d.rawValue] }
+        if let f = passwordFile { words += ["--password-file", Terminal.shellQuoted(f)] }
+        if let f = classicKeys.keyFile { words += ["--key-file", Terminal.shellQuoted(f)] }
+        words += classicKeys.keys.flatMap { _ in ["--key", "KEY"] }
+        return (words + ["--restore", Terminal.shellQuoted(backup)]).joined(separator: " ")
+    }
+
+    /// What to run for a tag found interrupted (a Type 3 tag with WriteF 0F): the restore of
+    /// its newest backup in apdu's backup directory, or, with none there, a new write.
+    func interruptedAdvice(reader: String, kind: String, uid: [UInt8]?) -> String {
+        if let path = DirectoryBackupStore.standard.newest(kind: kind, uid: uid) {
+            return "put the previous message back with: \(restoreCommand(reader: reader, backup: path))"
+        }
+        return "no backup of this tag is in \(DirectoryBackupStore.standard.directory); write a new message (apdu ndef-write -r \(Terminal.shellQuoted(reader)) --text …)"
+    }
 }
 
 extension ReaderDialect: ExpressibleByArgument {}
