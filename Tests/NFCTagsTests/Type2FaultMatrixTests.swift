@@ -267,13 +267,37 @@ struct Type2FaultMatrixTests {
         return (0..<chip.lockBits).allSatisfy { m[page * 4 + $0 / 8] & (1 << ($0 % 8)) != 0 }
     }
 
-    @Test("locks cut after every APDU: the message stays, only lock bytes change, never a lock reported that did not happen, a rerun finishes",
+    /// Whether the lock must be refused before anything is written: the tag has dynamic lock
+    /// bytes, no lock control TLV names them, and nothing proves the chip (no GET_VERSION: a
+    /// storage-only reader, or a chip without the command). Worked out from the emulator's
+    /// datasheet table and the layout's bytes, not from the library.
+    static func lockUnprovable(_ layout: Layout) -> Bool {
+        // A lock control TLV (01) before the NDEF TLV: NULL TLVs skipped, others by their length.
+        var p = 16, hasLockTLV = false
+        while p + 1 < layout.image.count {
+            let t = layout.image[p]
+            if t == 0x00 { p += 1; continue }
+            if t == 0x01 { hasLockTLV = true }
+            if t == 0x01 || t == 0x03 || t == 0xFE { break }
+            p += 2 + Int(layout.image[p + 1])
+        }
+        return layout.chip.dataAreaBytes > 48 && !hasLockTLV && (layout.path == .storage || layout.chip.version == nil)
+    }
+
+    @Test("locks cut after every APDU: the message stays, only lock bytes change, never a lock reported that did not happen, a rerun finishes; an unprovable lock position is refused untouched",
           arguments: (layouts() + nativeLayouts()).filter { !$0.name.contains("memory control") })
     func locks(layout: Layout) throws {
         let capacity = try detect(Type2TagModel(chip: layout.chip, memory: layout.image), path: layout.path).0.reachableCapacity
         let message = patternMessage(min(capacity, 60), seed: 5)
         let start = try image(layout, holding: message)
         let allowed = Self.lockBytes(layout.chip)
+        if Self.lockUnprovable(layout) {
+            let model = Type2TagModel(chip: layout.chip, memory: start)
+            let (tag, _) = try detect(model, path: layout.path)
+            #expect(throws: TagError.self, "\(layout): a lock at a guessed position") { try tag.makeReadOnly() }
+            #expect(model.contents == start, "\(layout): the refused lock wrote")
+            return
+        }
         for mode in CutChannel.Mode.allCases {
             var n = 0
             while true {

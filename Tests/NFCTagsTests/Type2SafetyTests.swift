@@ -6,8 +6,14 @@ import VirtualCard
 /// The Type 2 failures issue 12 reproduced, one test each, against the chip-faithful emulator.
 @Suite("Type 2 do-no-harm: partly locked, passwords, lock positions, pages past 255, hostile tags")
 struct Type2SafetyTests {
+    /// Chips that answer GET_VERSION through a transparent reader, where it proves them (lock
+    /// pages and AUTH0 are interpreted only on proof); the others through storage pseudo-APDUs.
     func detect(_ model: Type2TagModel, tolerant: Bool = false) throws -> Type2Tag {
-        try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr, tolerant: tolerant)
+        guard model.chip.version != nil else {
+            return try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr, tolerant: tolerant)
+        }
+        let transport = APDUTransport(channel: EmulatedChannel(card: ContactlessReader(.transparent, tag: model)))
+        return try Type2Tag.detect(transport, atr: model.atr, tolerant: tolerant, commands: TagCommandChannel(transport: transport, dialect: .transparent))
     }
 
     func holding(_ chip: Type2TagModel.Chip, _ message: [UInt8]) throws -> Type2TagModel {
