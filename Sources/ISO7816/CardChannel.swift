@@ -36,14 +36,23 @@ public struct ReaderForms: Sendable, Hashable, CustomStringConvertible {
     }
     /// nil: not learned yet on this connection.
     public var readBinaryLe: ReadLe?
-    public init(readBinaryLe: ReadLe? = nil) { self.readBinaryLe = readBinaryLe }
+    /// false: an extended-length APDU was answered `67 00`, though the channel offers extended
+    /// length (a reader that announces it and does not carry it); nil: not learned.
+    public var extendedLength: Bool?
+    public init(readBinaryLe: ReadLe? = nil, extendedLength: Bool? = nil) {
+        self.readBinaryLe = readBinaryLe
+        self.extendedLength = extendedLength
+    }
 
     public var description: String {
+        var parts: [String]
         switch readBinaryLe {
-        case nil: return "READ BINARY Le: not needed yet"
-        case .maximum?: return "READ BINARY Le: 00 accepted"
-        case .exact?: return "READ BINARY Le: the exact length required"
+        case nil: parts = ["READ BINARY Le: not needed yet"]
+        case .maximum?: parts = ["READ BINARY Le: 00 accepted"]
+        case .exact?: parts = ["READ BINARY Le: the exact length required"]
         }
+        if extendedLength == false { parts.append("extended-length APDUs refused") }
+        return parts.joined(separator: "; ")
     }
 }
 
@@ -109,6 +118,9 @@ public final class APDUTransport {
     public var forms = ReaderForms()
     /// `6Cxx` re-sends so far: a caller sees from it that its Le was corrected.
     public private(set) var leCorrections = 0
+    /// Whether extended-length APDUs may be sent: the channel offers them and the reader has not
+    /// refused one on this connection.
+    public var extendedLengthUsable: Bool { channel.supportsExtendedLength && forms.extendedLength != false }
 
     public init(channel: any CardChannel, policy: TransmissionPolicy = .standard, selectPolicy: SelectPolicy? = nil, observer: ((Exchange) -> Void)? = nil) {
         self.channel = channel
@@ -140,7 +152,7 @@ public final class APDUTransport {
         var command = command
         var response: ResponseAPDU
         let needsExtended = command.data.count > policy.maxShortData || (command.ne ?? 0) > 256
-        if needsExtended && !channel.supportsExtendedLength {
+        if needsExtended && !extendedLengthUsable {
             guard command.data.count > policy.maxShortData, policy.allowsChaining, (command.ne ?? 0) <= 256 else {
                 throw TransmitError.extendedLengthUnsupported(dataLength: command.data.count, ne: command.ne)
             }
@@ -148,6 +160,9 @@ public final class APDUTransport {
             response = try sendChained(command)
         } else {
             response = try exchange(command.bytes, .command)
+            // ISO 7816-4: 67 00 is wrong length; to an extended APDU it means the reader (or card)
+            // does not take the form. Learned once: the caller splits from then on.
+            if needsExtended, response.statusWord == .wrongLength { forms.extendedLength = false }
         }
 
         if response.statusWord.sw1 == 0x6C {

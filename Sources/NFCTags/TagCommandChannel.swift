@@ -199,9 +199,14 @@ public final class TagCommandChannel {
             let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xC2, p1: 0, p2: 0, data: [0x80, 0x00], ne: 256))
             return r.statusWord == .success && r.data.first == 0xC0
         case .acr122u:
-            // PN532 GetFirmwareVersion: D4 02 → D5 03 IC Ver Rev Support.
-            let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: [0xD4, 0x02], ne: 256))
-            return r.statusWord == .success && r.data.starts(with: [0xD5, 0x03])
+            // PN532 GetFirmwareVersion: D4 02 → D5 03 IC Ver Rev Support (with Le, and without
+            // where the reader refuses a trailing Le).
+            for ne in [256, nil] as [Int?] {
+                let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: [0xD4, 0x02], ne: ne))
+                if r.statusWord == .wrongLength { continue }
+                return r.statusWord == .success && r.data.starts(with: [0xD5, 0x03])
+            }
+            return false
         case .storageOnly:
             return true
         }
@@ -247,8 +252,7 @@ public final class TagCommandChannel {
             // InListPassiveTarget: 106 kbps type A, or 212 kbps FeliCa with a polling request.
             let list: [UInt8] = rfProtocol == .felica ? [0xD4, 0x4A, 0x01, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x00] : [0xD4, 0x4A, 0x01, 0x00]
             for command: [UInt8] in [[0xD4, 0x32, 0x01, 0x00], [0xD4, 0x32, 0x01, 0x01], list] {
-                apdusSent += 1
-                let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: command, ne: 256))
+                let r = try directTransmit(command)
                 guard r.statusWord == .success else {
                     throw TagCommandError(.readerRefused, "\(readerName) refused \(command.hexString) while waking the tag: \(r.statusWord)")
                 }
@@ -315,12 +319,15 @@ public final class TagCommandChannel {
                 throw TagCommandError(.readerRefused, "\(readerName) reports error \(status.hexString) for the tag command")
             }
             let bits = objects.first { $0.tag == [0x92] }?.value.first.map { Int($0) }
-            guard let answer = objects.first(where: { $0.tag == [0x97] })?.value else { return .noAnswer }
+            guard let answer = objects.first(where: { $0.tag == [0x97] })?.value else {
+                // Some readers report a 4-bit ACK by its valid bits alone (DO 92, no DO 97): a
+                // NAK always comes with its value, so 4 bits without data are the ACK.
+                return rfProtocol == .iso14443A && bits == 4 ? .ack : .noAnswer
+            }
             return rfProtocol == .iso14443A ? TagAnswer(frame: answer, validBits: bits) : .data(answer)
         case .acr122u:
             framesSent += 1
-            apdusSent += 1
-            var r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: [0xD4, 0x42] + frame, ne: 256))
+            var r = try directTransmit([0xD4, 0x42] + frame)
             // Some ACR122U firmware answers 61xx and wants GET RESPONSE with CLA FF.
             if r.statusWord.sw1 == 0x61 {
                 apdusSent += 1
@@ -342,6 +349,21 @@ public final class TagCommandChannel {
             // The PN532 passes a 4-bit ACK as one byte 0A, or drops it (status 00, no data).
             return answer.isEmpty ? .ack : TagAnswer(frame: answer)
         }
+    }
+
+    /// Whether this ACR122U takes a trailing Le on direct transmit (nil: not asked yet). Most
+    /// do; where one answers `67 00`, the command goes again without, once per connection.
+    public private(set) var directTransmitLe: Bool?
+
+    /// `FF 00 00 00 Lc command [Le]`, in the form this reader takes.
+    private func directTransmit(_ command: [UInt8]) throws -> ResponseAPDU {
+        apdusSent += 1
+        let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: command, ne: directTransmitLe == false ? nil : 256))
+        guard directTransmitLe == nil else { return r }
+        guard r.statusWord == .wrongLength else { directTransmitLe = true; return r }
+        directTransmitLe = false
+        apdusSent += 1
+        return try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: command))
     }
 
     @discardableResult

@@ -102,12 +102,12 @@ public final class Type4Tag {
     /// (The channel is asked only when MLe is beyond a short Le.)
     var readChunk: Int {
         let mle = capabilityContainer.mle
-        return mle <= 256 ? mle : min(mle, transport.channel.supportsExtendedLength ? 65536 : 256)
+        return mle <= 256 ? mle : min(mle, transport.extendedLengthUsable ? 65536 : 256)
     }
     /// Largest C-APDU data one UPDATE BINARY may carry.
     var writeChunk: Int {
         let mlc = capabilityContainer.mlc
-        return mlc <= 255 ? mlc : min(mlc, transport.channel.supportsExtendedLength ? 65535 : 255)
+        return mlc <= 255 ? mlc : min(mlc, transport.extendedLengthUsable ? 65535 : 255)
     }
 
     /// Reads `count` bytes of the selected file from `offset`, in as few READ BINARY as allowed.
@@ -137,6 +137,8 @@ public final class Type4Tag {
                 }
                 chunk = Array(ddo.value.prefix(count - out.count))
             }
+            // An extended Le the reader refused (now learned): the same bytes in short reads.
+            if r.statusWord == .wrongLength, want > 256, !transport.extendedLengthUsable { continue }
             guard r.statusWord == .success || r.statusWord == .endOfFileReached, !chunk.isEmpty else {
                 throw TagError(.readFailed, "READ BINARY at offset \(position) failed: \(r.statusWord) (\(r.statusWord.meaning.text))")
             }
@@ -322,6 +324,16 @@ public final class Type4Tag {
                                       + BERTLV.encodeLength(data.count) + data)
         }
         let r = try transport.send(command)
+        // An extended Lc the reader refused (nothing was written; now learned): short pieces.
+        if r.statusWord == .wrongLength, data.count > 255, !transport.extendedLengthUsable {
+            var done = 0
+            while done < data.count {
+                let n = min(writeChunk, data.count - done)
+                try update(offset: offset + done, Array(data[done..<(done + n)]), step: step)
+                done += n
+            }
+            return
+        }
         guard r.statusWord == .success else {
             throw TagError(r.statusWord == .securityStatusNotSatisfied ? .readOnly : .writeFailed,
                              "the tag refused to \(step): \(r.statusWord) (\(r.statusWord.meaning.text))")

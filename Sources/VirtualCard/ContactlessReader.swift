@@ -17,12 +17,85 @@ import ISO7816
 /// `FF C2 00 02` (DO 8F; another protocol than the tag's is an error in DO C0), and their
 /// answers are whole bytes. The ACR122U reaches FeliCa (InListPassiveTarget at 212 kbps) but
 /// has no ISO 15693: frames to such a tag time out.
+///
+/// Readers differ where PC/SC Part 3 and the vendors leave room; `Model` holds each such axis, and
+/// `Model.generated()` makes readers along all of them for the tests.
 public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
     public enum Dialect: String, Sendable, CaseIterable {
         case transparent, acr122u, storageOnly = "storage"
     }
 
-    public let dialect: Dialect
+    /// How one reader behaves where real readers differ (sources in docs/readers.md).
+    public struct Model: Sendable, Hashable, CustomStringConvertible {
+        public var dialect: Dialect
+        /// Storage READ BINARY's Le: anything (Le 00 = up to 256), or exactly the block size,
+        /// refused with `67 00` or with `6C size`.
+        public enum ReadLe: String, Sendable, Hashable, CaseIterable { case any, exactWrongLength, exactCorrectLength }
+        public var readLe: ReadLe = .any
+        /// The status word for a pseudo-APDU the reader does not have (`6A 81`, `6E 00`,
+        /// `6D 00`, `63 00`, `68 00` are all seen).
+        public var unsupported: [UInt8] = [0x6A, 0x81]
+        /// A tag's 4-bit ACK in a transparent exchange: `92 01 04 97 01 0A`, or the valid-bits
+        /// object alone (`92 01 04`, no DO 97).
+        public enum ACKReport: String, Sendable, Hashable, CaseIterable { case dataObject, validBitsOnly }
+        public var ackReport: ACKReport = .dataObject
+        /// BER lengths of the answer objects: minimal, or `81 xx` for every length.
+        public var longLengths = false
+        /// A tag that does not answer: `C0 03 01 64 01`, or a plain `C0 03 00 90 00` without DO 97.
+        public enum Silence: String, Sendable, Hashable, CaseIterable { case status6401, noAnswerObject }
+        public var silence: Silence = .status6401
+        /// DO C0 after the answer's objects instead of before them.
+        public var statusLast = false
+        /// ACR122U: a 4-bit ACK as `D5 43 00 0A`, or dropped (`D5 43 00`).
+        public var acrDropsACK = false
+        /// ACR122U: a direct transmit with a trailing Le refused with `67 00`.
+        public var acrRefusesLe = false
+        /// Extended-length APDUs refused with `67 00`.
+        public var refusesExtended = false
+
+        public init(_ dialect: Dialect) { self.dialect = dialect }
+
+        public var description: String {
+            var parts = [dialect.rawValue, "READ BINARY Le \(readLe.rawValue)", "unsupported \(unsupported.hexString)"]
+            if dialect == .transparent {
+                parts += ["ACK \(ackReport.rawValue)", longLengths ? "lengths 81 xx" : "minimal lengths", "silence \(silence.rawValue)", statusLast ? "C0 last" : "C0 first"]
+            }
+            if dialect == .acr122u { parts += [acrDropsACK ? "ACK dropped" : "ACK 0A", acrRefusesLe ? "Le refused" : "Le accepted"] }
+            if refusesExtended { parts.append("no extended APDUs") }
+            return parts.joined(separator: ", ")
+        }
+
+        /// Readers along every axis: for each dialect, six models in which every value of
+        /// every axis that dialect has appears at least once, the axes turning at different
+        /// rates so that the values meet in different combinations.
+        public static func generated() -> [Model] {
+            let unsupported: [[UInt8]] = [[0x6A, 0x81], [0x6E, 0x00], [0x6D, 0x00], [0x63, 0x00], [0x68, 0x00]]
+            var out: [Model] = []
+            for dialect in Dialect.allCases {
+                for i in 0..<6 {
+                    var m = Model(dialect)
+                    m.readLe = ReadLe.allCases[i % 3]
+                    m.unsupported = unsupported[i % 5]
+                    m.refusesExtended = i % 2 == 1
+                    if dialect == .transparent {
+                        m.ackReport = ACKReport.allCases[i / 3 % 2]
+                        m.longLengths = i % 2 == 0
+                        m.silence = Silence.allCases[(i + 1) / 2 % 2]
+                        m.statusLast = i / 2 % 2 == 1
+                    }
+                    if dialect == .acr122u {
+                        m.acrDropsACK = i / 3 % 2 == 1
+                        m.acrRefusesLe = i % 2 == 0
+                    }
+                    out.append(m)
+                }
+            }
+            return out
+        }
+    }
+
+    public let model: Model
+    public var dialect: Dialect { model.dialect }
     public let tag: any NativeTagModel
     private struct State {
         var session = false
@@ -33,7 +106,12 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
     private let state = Locked(State())
 
     public init(_ dialect: Dialect, tag: any NativeTagModel) {
-        self.dialect = dialect
+        self.model = Model(dialect)
+        self.tag = tag
+    }
+
+    public init(model: Model, tag: any NativeTagModel) {
+        self.model = model
         self.tag = tag
     }
 
@@ -50,18 +128,37 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
         tag.reset()
     }
 
-    static let notSupported: [UInt8] = [0x6A, 0x81]
-
     public func process(_ apdu: [UInt8]) -> [UInt8] {
         state.withLock { $0.exchanges += 1 }
+        // Extended length: Lc or Le in three bytes, the first 00 (ISO 7816-4 §5.1).
+        if model.refusesExtended, apdu.count > 5, apdu[4] == 0x00 { return [0x67, 0x00] }
         guard apdu.count >= 4, apdu[0] == 0xFF else { return tag.process(apdu) }
         switch (apdu[1], dialect) {
         case (0xC2, .transparent): return transparent(apdu)
-        case (0x00, .acr122u) where apdu.count >= 7 && apdu[5] == 0xD4: return pn532(apdu)
-        case (0xC2, _), (0x00, _): return Self.notSupported
+        case (0x00, .acr122u) where apdu.count >= 7 && apdu[5] == 0xD4:
+            if model.acrRefusesLe, apdu.count > 5 + Int(apdu[4]) { return [0x67, 0x00] }
+            return pn532(apdu)
+        case (0xC2, _), (0x00, _): return model.unsupported
+        case (0xB0, _) where apdu.count == 5 && model.readLe != .any && Int(apdu[4]) != tag.storageBlockSize % 256:
+            return model.readLe == .exactWrongLength ? [0x67, 0x00] : [0x6C, UInt8(tag.storageBlockSize % 256)]
         default:
             return state.current.fieldOn ? tag.process(apdu) : [0x64, 0x01]
         }
+    }
+
+    /// A transparent exchange's answer objects, in this reader's form.
+    private func exchangeAnswer(_ answer: NativeAnswer) -> [UInt8] {
+        func object(_ tag: UInt8, _ value: [UInt8]) -> [UInt8] {
+            [tag] + (model.longLengths && value.count < 0x80 ? [0x81, UInt8(value.count)] : BERTLV.encodeLength(value.count)) + value
+        }
+        var status = Self.ok, objects: [UInt8] = []
+        switch answer {
+        case let .data(bytes): objects = object(0x97, bytes)
+        case .ack: objects = object(0x92, [0x04]) + (model.ackReport == .dataObject ? object(0x97, [0x0A]) : [])
+        case let .nak(code): objects = object(0x92, [0x04]) + object(0x97, [code])
+        case .silence: if model.silence == .status6401 { status = [0xC0, 0x03, 0x01, 0x64, 0x01] }
+        }
+        return (model.statusLast ? objects + status : status + objects) + [0x90, 0x00]
     }
 
     private func send(_ frame: [UInt8]) -> NativeAnswer {
@@ -96,12 +193,7 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
         case 0x01:
             guard state.current.session else { return [0xC0, 0x03, 0x01, 0x69, 0x85, 0x90, 0x00] }
             guard let frame = objects.first(where: { $0.tag == [0x95] })?.value else { return [0xC0, 0x03, 0x01, 0x6A, 0x80, 0x90, 0x00] }
-            switch send(frame) {
-            case let .data(bytes): return Self.ok + [0x97] + BERTLV.encodeLength(bytes.count) + bytes + [0x90, 0x00]
-            case .ack: return Self.ok + [0x92, 0x01, 0x04, 0x97, 0x01, 0x0A, 0x90, 0x00]
-            case let .nak(code): return Self.ok + [0x92, 0x01, 0x04, 0x97, 0x01, code, 0x90, 0x00]
-            case .silence: return [0xC0, 0x03, 0x01, 0x64, 0x01, 0x90, 0x00]
-            }
+            return exchangeAnswer(send(frame))
         case 0x02:
             guard let object = objects.first(where: { $0.tag == [0x8F] })?.value, object.count == 2 else {
                 return [0xC0, 0x03, 0x01, 0x6A, 0x80, 0x90, 0x00]
@@ -140,7 +232,7 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
         case 0x42:
             switch send(Array(command[2...])) {
             case let .data(bytes): return [0xD5, 0x43, 0x00] + bytes + [0x90, 0x00]
-            case .ack: return [0xD5, 0x43, 0x00, 0x0A, 0x90, 0x00]
+            case .ack: return model.acrDropsACK ? [0xD5, 0x43, 0x00, 0x90, 0x00] : [0xD5, 0x43, 0x00, 0x0A, 0x90, 0x00]
             case let .nak(code): return [0xD5, 0x43, 0x00, code, 0x90, 0x00]
             case .silence: return [0xD5, 0x43, 0x01, 0x90, 0x00]
             }

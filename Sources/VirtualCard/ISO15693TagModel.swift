@@ -66,7 +66,13 @@ public final class ISO15693TagModel: NativeTagModel, @unchecked Sendable {
                                        factoryCC: [0xE1, 0x40, 0x20, 0x01], memorySizeInSystemInfo: true, extendedCommands: false,
                                        readMultiple: true, securityStatus: false, needsOptionFlag: true)
 
-        public static let all: [String: Chip] = ["icode-slix": icodeSlix, "st25dv64k": st25dv64k, "tagit": tagIt]
+        // A tag of 8-byte blocks (ISO 15693 lets a block be 1 to 32 bytes; Fujitsu's FRAM tags use
+        // 8): 256 blocks, 2 KB, CC E1 40 FF 01. What a reader that wants the exact Le is asked.
+        public static let eightByteBlocks = Chip(name: "ISO 15693 tag with 8-byte blocks", blocks: 256, blockSize: 8, manufacturer: 0x08, icReference: 0x00, cardName: 0x0000,
+                                                 factoryCC: [0xE1, 0x40, 0xFF, 0x01], memorySizeInSystemInfo: true, extendedCommands: false,
+                                                 readMultiple: true, securityStatus: true, needsOptionFlag: false)
+
+        public static let all: [String: Chip] = ["icode-slix": icodeSlix, "st25dv64k": st25dv64k, "tagit": tagIt, "8-byte-blocks": eightByteBlocks]
     }
 
     public let chip: Chip
@@ -75,6 +81,7 @@ public final class ISO15693TagModel: NativeTagModel, @unchecked Sendable {
     public let wireUID: [UInt8]
     public var uid: [UInt8] { wireUID }
     public var air: AirInterface { .iso15693 }
+    public var storageBlockSize: Int { chip.blockSize }
     private struct State {
         var memory: [UInt8]
         var locked: Set<Int>

@@ -302,7 +302,11 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
         for i in 0..<4 {
             var p = page + i
             if p >= limit {
-                if realism.contains(.readRollover) { p = base + (p - base) % (limit - base) } else { out += [0, 0, 0, 0]; continue }
+                // NTAG21x roll over to page 0 at the end of memory; a READ that runs past its
+                // sector's end on a chip of several sectors reports 00h there (NTAG I2C plus
+                // datasheet §10.8): either way, not the next sector's pages.
+                let sectorEnd = chip.pages > 256 && limit == base + 256
+                if realism.contains(.readRollover) && !sectorEnd { p = base + (p - base) % (limit - base) } else { out += [0, 0, 0, 0]; continue }
             }
             if p >= chip.pages || (realism.contains(.passwords) && chip.passwords?.secretPages.contains(p) == true) {
                 out += [0, 0, 0, 0]
@@ -412,6 +416,8 @@ public protocol NativeTagModel: EmulatedCard {
     var uid: [UInt8] { get }
     /// The radio protocol the tag speaks.
     var air: AirInterface { get }
+    /// Bytes one storage READ BINARY block holds (what a reader wanting the exact Le asks for).
+    var storageBlockSize: Int { get }
 }
 
 /// A tag's radio protocol, as a reader's switch-protocol object names it (PC/SC Part 3 DO 8F:
@@ -424,6 +430,8 @@ public enum AirInterface: UInt8, Sendable, Hashable {
 
 extension NativeTagModel {
     public var air: AirInterface { .iso14443A }
+    /// 16: a Type 2 READ brings four pages, a MIFARE Classic or FeliCa block is 16 bytes.
+    public var storageBlockSize: Int { 16 }
 }
 
 extension Type2TagModel: NativeTagModel {

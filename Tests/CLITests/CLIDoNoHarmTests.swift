@@ -62,8 +62,16 @@ struct CLIDoNoHarmTests {
         let chip = try #require(Type2TagModel.Chip.all[name])
         var start = image(chip, tlvs: [], message: message(20))
         for i in (userPage * 4)..<(lockPage * 4) { start[i] = 0x5A }
+        // Behind a storage-only reader the chip is not proven: the lock is refused, nothing written.
+        let unproven = Type2TagModel(chip: chip, memory: start)
+        try await withInsertedCard(unproven) { inserted in
+            let l = try runAPDU(["ndef-lock", "--yes", "-r", inserted.reader])
+            #expect(l.status == 1 && l.stderr.contains("not proven") && l.stderr.contains("nothing was written"), "\(l.stderr)")
+        }
+        #expect(unproven.contents == start)
+        // Through a transparent reader GET_VERSION proves it, and the lock bits go where the chip has them.
         let model = Type2TagModel(chip: chip, memory: start)
-        try await withInsertedCard(model) { inserted in
+        try await withInsertedCard(ContactlessReader(.transparent, tag: model)) { inserted in
             let l = try runAPDU(["ndef-lock", "--yes", "--json", "-r", inserted.reader])
             #expect(l.status == 0, "\(l.stderr)")
             #expect((try l.json() as? [String: Any])?["refusesWrites"] as? Bool == true)
@@ -77,7 +85,7 @@ struct CLIDoNoHarmTests {
         var start = image(.ntag215, tlvs: [], message: message(40))
         start[10] = 0xF0                                        // L4-L7
         let model = Type2TagModel(chip: .ntag215, memory: start)
-        try await withInsertedCard(model) { inserted in
+        try await withInsertedCard(ContactlessReader(.transparent, tag: model)) { inserted in
             let s = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
             let doc = try #require(try s.json() as? [String: Any])
             #expect(doc["status"] as? String == "readOnly")

@@ -49,7 +49,8 @@ struct CLIType2Tests {
 
     @Test("ul-read dumps pages with roles; a bad range is a usage error")
     func ulRead() async throws {
-        try await withInsertedCard(Type2TagModel(chip: .ntag213)) { inserted in
+        // Chip roles where GET_VERSION proves the chip (a transparent reader).
+        try await withInsertedCard(ContactlessReader(.transparent, tag: Type2TagModel(chip: .ntag213))) { inserted in
             let r = try runAPDU(["ul-read", "-r", inserted.reader])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("  3  E1 10 12 00  |....|  CC"))
@@ -60,6 +61,26 @@ struct CLIType2Tests {
             let pages = try #require((try j.json() as? [String: Any])?["pages"] as? [[String: Any]])
             #expect(pages.map { $0["role"] as? String } == ["data", "data"])
         }
+        // Behind a storage-only reader nothing proves the chip: pages past the CC's data area get
+        // no chip's meaning, and pages past 255 are a one-line error, never a trap.
+        for chip in [Type2TagModel.Chip.ntag213, .ntag215, .ntag216] {
+            try await withInsertedCard(Type2TagModel(chip: chip)) { inserted in
+                let r = try runAPDU(["ul-read", "-r", inserted.reader])
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(!r.stdout.contains("dynamic lock") && !r.stdout.contains("config"), "\(r.stdout)")
+                #expect(r.stdout.contains("past the data area (chip not proven"), "\(r.stdout)")
+                let far = try runAPDU(["ul-read", "--pages", "300-301", "-r", inserted.reader])
+                #expect(far.status == 69 && far.stderr.contains("past page 255") && far.stderr.split(separator: "\n").count == 1, "\(far.stderr)")
+            }
+        }
+        // A range across page 255 on a tag that has those pages: what storage reaches, and a note.
+        try await withInsertedCard(Type2TagModel(chip: .twoSectorT2T)) { inserted in
+            let across = try runAPDU(["ul-read", "--pages", "250-260", "--json", "-r", inserted.reader])
+            #expect(across.status == 0, "\(across.stderr)")
+            let doc = try #require(try across.json() as? [String: Any])
+            #expect((doc["pages"] as? [[String: Any]])?.map { $0["page"] as? Int } == Array(250...255))
+            #expect((doc["note"] as? String)?.contains("256-260") == true)
+        }
         #expect(try runAPDU(["ul-read", "--pages", "9-2"]).status == 64)
     }
 
@@ -69,7 +90,7 @@ struct CLIType2Tests {
         image[13] = 0x30
         try await withInsertedCard(Type2TagModel(chip: .ntag213, memory: image)) { inserted in
             let r = try runAPDU(["ndef-read", "-r", inserted.reader])
-            #expect(r.status == 65)
+            #expect(r.status == 1)
             #expect(r.stderr.contains("unsupported Type 2 mapping version 3.0"))
         }
         var classic = Type2TagModel.Chip.ntag213

@@ -114,9 +114,13 @@ struct CLIType4Tests {
         }
         let (future, _) = type4Host({ $0.version = 0x50 }, message: [])
         try await withInsertedCard(future) { inserted in
+            // A newer mapping is not a lie: refused with 1, and notSupported (exit 0) for ndef-status.
             let r = try runAPDU(["ndef-read", "-r", inserted.reader])
-            #expect(r.status == 65)
+            #expect(r.status == 1)
             #expect(r.stderr.contains("unsupported Type 4 mapping version 5.0"))
+            let s = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
+            let doc = try #require(try s.json() as? [String: Any])
+            #expect(s.status == 0 && doc["status"] as? String == "notSupported" && doc["mappingVersion"] as? String == "5.0", "\(s.stdout)")
         }
         try await withInsertedCard(ApplicationHost(applications: [DemoApplication()])) { inserted in
             let r = try runAPDU(["ndef-read", "-r", inserted.reader])

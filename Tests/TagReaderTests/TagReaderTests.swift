@@ -115,7 +115,8 @@ struct TagReaderTests {
 
     @Test("a lock reported only when it took; a second lock is refused as already done")
     func lockOnce() async throws {
-        try await withInsertedCard(Type2TagModel(chip: .ntag215)) { inserted in
+        // Through a transparent reader: GET_VERSION proves the NTAG215 and so where its lock bytes are.
+        try await withInsertedCard(ContactlessReader(.transparent, tag: Type2TagModel(chip: .ntag215))) { inserted in
             let receipt = try TagTransaction.run(reader: inserted.reader, wait: nil) { try $0.makeReadOnly() }
             #expect(receipt.done.contains { $0.contains("dynamic lock") })
             #expect(throws: TagError.self) { try TagTransaction.run(reader: inserted.reader, wait: nil) { try $0.makeReadOnly() } }
