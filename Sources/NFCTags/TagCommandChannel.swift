@@ -351,6 +351,16 @@ public final class TagCommandChannel {
         }
     }
 
+    /// What this connection's reader turned out to speak: its dialect, the READ BINARY Le form
+    /// and extended length (`APDUTransport.forms`), and on an ACR122U the direct-transmit Le.
+    public var spokenForms: [(name: String, value: String?)] {
+        let forms = transport.forms
+        var out: [(String, String?)] = [("dialect", dialect.rawValue), ("readBinaryLe", forms.readBinaryLe?.rawValue),
+                                         ("extendedLength", forms.extendedLength.map { $0 ? "accepted" : "refused" })]
+        if dialect == .acr122u { out.append(("directTransmitLe", directTransmitLe.map { $0 ? "accepted" : "refused" })) }
+        return out
+    }
+
     /// Whether this ACR122U takes a trailing Le on direct transmit (nil: not asked yet). Most
     /// do; where one answers `67 00`, the command goes again without, once per connection.
     public private(set) var directTransmitLe: Bool?

@@ -174,6 +174,21 @@ struct Type2NativeTests {
         #expect(!reader.sessionOpen)
     }
 
+    @Test("a whole-tag page map costs ⌈bytes / frame⌉ reads plus the GET_VERSION that proves the chip",
+          arguments: [(Type2TagModel.Chip.ntag215, ContactlessReader.Dialect.transparent), (.ntag216, .acr122u), (.ntag213, .transparent), (.ntag216, .transparent)])
+    func wholeTagFrames(_ chip: Type2TagModel.Chip, _ dialect: ContactlessReader.Dialect) throws {
+        let model = Type2TagModel(chip: chip)
+        let reader = ContactlessReader(dialect, tag: model)
+        let transport = APDUTransport(channel: EmulatedChannel(card: reader))
+        let commands = try TagCommandChannel.open(transport: transport, readerName: "test reader")
+        let map = try commands.session { c in try Type2Tag.pageMap(transport, atr: model.atr, pages: nil, commands: c) }
+        #expect(map.rows.count == chip.pages && map.rows.allSatisfy { $0.bytes == Array(model.contents[($0.page * 4)..<($0.page * 4 + 4)]) || chip.passwords?.secretPages.contains($0.page) == true })
+        let reads = reader.frames.filter { $0.first == 0x30 || $0.first == 0x3A }
+        let minimum = (chip.pages * 4 + commands.maxAnswerBytes - 1) / commands.maxAnswerBytes
+        #expect(reads.count == minimum, "\(chip.name) through \(dialect): \(reads.count) reads, \(minimum) the minimum: \(reads.map(\.hexString))")
+        #expect(reader.frames.filter { $0 == [0x60] }.count == 1)
+    }
+
     @Test("a two-sector tag: the whole data area is written and read through SECTOR_SELECT", arguments: NativeCommandTests.dialects)
     func twoSectors(_ dialects: (ContactlessReader.Dialect, ReaderDialect)) throws {
         let model = Type2TagModel(chip: .twoSectorT2T)

@@ -49,8 +49,14 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 var other: OperationResult?
+                var forms: [(name: String, value: String?)] = []
                 let (reader, dialect, found) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                       observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands -> (String, ReaderDialect, Type2Identity?) in
+                    // One storage READ BINARY of block 0 (harmless) tells the Le form this reader takes.
+                    if Type2Tag.isType2(atr: atr) || Type5Tag.isType5(atr: atr) {
+                        _ = try? commands.transport.storageReadBinary(block: 0, size: Type2Tag.isType2(atr: atr) ? Type2Tag.readLimit : nil)
+                    }
+                    defer { forms = commands.spokenForms }
                     if let o = try otherFamily(atr, commands) {
                         other = OperationResult(json: o.json + [("dialect", .string(commands.dialect.rawValue))], lines: o.lines)
                         return (reader, commands.dialect, nil)
@@ -60,9 +66,14 @@ extension APDUCommand {
                     }
                     return (reader, commands.dialect, try Type2Identity.read(commands.transport, atr: atr, commands: commands))
                 }
+                let formsJSON: (String, JSON) = ("readerForms", .object(forms.map { ($0.name, JSON.optional($0.value)) }))
+                let formsLine = "Speaks:    " + forms.map { "\($0.name) \($0.value ?? "not needed")" }.joined(separator: ", ")
                 guard let identity = found else {
-                    if !output.json { Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))") }
-                    output.print(other!, reader: reader)
+                    if !output.json {
+                        Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))")
+                        Terminal.print(formsLine)
+                    }
+                    output.print(OperationResult(json: other!.json + [formsJSON], lines: other!.lines), reader: reader)
                     return
                 }
                 let valid = identity.signatureKey != nil
@@ -80,10 +91,11 @@ extension APDUCommand {
                             ("storageBytes", .object([("min", .int(v.storageSize.lowerBound)), ("max", .int(v.storageSize.upperBound))])),
                         ]) } ?? .null),
                         ("signature", signature), ("counter", identity.counter.map { .int($0) } ?? .null),
-                        ("notes", .array(identity.notes.map(JSON.string))),
+                        ("notes", .array(identity.notes.map(JSON.string))), formsJSON,
                     ]).serialized)
                 } else {
                     Terminal.print("Reader:    \(Terminal.safe(reader)) (\(dialect))")
+                    Terminal.print(formsLine)
                     Terminal.print("Chip:      \(identity.chipName)")
                     if let uid = identity.uid { Terminal.print("UID:       \(Hex.encode(uid, separator: " "))") }
                     if let v = identity.version {
