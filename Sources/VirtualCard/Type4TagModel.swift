@@ -157,7 +157,10 @@ public final class Type4TagModel: CardApplication, @unchecked Sendable {
             if command.ins == 0xB1 {
                 return ResponseAPDU(data: [0x53] + BERTLV.encodeLength(data.count) + data, statusWord: end - offset < ne ? .endOfFileReached : .success)
             }
-            return ResponseAPDU(data: data, statusWord: end - offset < ne && data.isEmpty ? .wrongP1P2 : .success)
+            // ISO 7816-4: fewer bytes than Ne because the file ends is 62 82 with the bytes there
+            // are; an offset past the end, 6B 00.
+            guard end - offset < ne else { return ResponseAPDU(data: data, statusWord: .success) }
+            return ResponseAPDU(data: data, statusWord: data.isEmpty ? .wrongP1P2 : .endOfFileReached)
         }
     }
 

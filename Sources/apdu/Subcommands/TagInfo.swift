@@ -22,7 +22,18 @@ extension APDUCommand {
         @OptionGroup var dialect: DialectOptions
 
         /// A Type 5 or Type 3 tag's identity, in JSON fields and lines.
-        func otherFamily(_ atr: [UInt8], _ commands: TagCommandChannel) throws -> OperationResult? {
+        func otherFamily(_ atr: [UInt8], _ commands: TagCommandChannel, firstBlock: [UInt8]?) throws -> OperationResult? {
+            if Type5Tag.isType5(atr: atr), commands.dialect == .storageOnly {
+                // No GET SYSTEM INFO through storage pseudo-APDUs: the UID from GET DATA, the block
+                // size from the first READ BINARY.
+                let r = try commands.transport.send(.getUID)
+                let uid = r.statusWord == .success && r.data.count == 8 ? (r.data.last == 0xE0 ? Array(r.data.reversed()) : r.data) : nil
+                return OperationResult(json: [("kind", .string("type5")), ("uid", uid.map { .hex($0) } ?? .null), ("blockSize", firstBlock.map { .int($0.count) } ?? .null),
+                                              ("notes", .array([.string("\(commands.readerName) offers storage pseudo-APDUs only: no GET SYSTEM INFO (manufacturer, IC reference, block count)")]))],
+                                       lines: ["Chip:      ISO 15693 (Type 5); storage pseudo-APDUs only: no GET SYSTEM INFO",
+                                               "UID:       \(uid.map { Hex.encode($0, separator: " ") } ?? "not given by the reader")",
+                                               "Memory:    blocks of \(firstBlock.map { String($0.count) } ?? "?") bytes"])
+            }
             if Type5Tag.isType5(atr: atr) {
                 let iso = try ISO15693Commands(channel: commands)
                 let info = try iso.systemInfoWithMemorySize()
@@ -53,11 +64,13 @@ extension APDUCommand {
                 let (reader, dialect, found) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                       observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands -> (String, ReaderDialect, Type2Identity?) in
                     // One storage READ BINARY of block 0 (harmless) tells the Le form this reader takes.
+                    var firstBlock: [UInt8]?
                     if Type2Tag.isType2(atr: atr) || Type5Tag.isType5(atr: atr) {
-                        _ = try? commands.transport.storageReadBinary(block: 0, size: Type2Tag.isType2(atr: atr) ? Type2Tag.readLimit : nil)
+                        let r = try? commands.transport.storageReadBinary(block: 0, size: Type2Tag.isType2(atr: atr) ? Type2Tag.readLimit : nil)
+                        if r?.statusWord == .success { firstBlock = r?.data }
                     }
                     defer { forms = commands.spokenForms }
-                    if let o = try otherFamily(atr, commands) {
+                    if let o = try otherFamily(atr, commands, firstBlock: firstBlock) {
                         other = OperationResult(json: o.json + [("dialect", .string(commands.dialect.rawValue))], lines: o.lines)
                         return (reader, commands.dialect, nil)
                     }
