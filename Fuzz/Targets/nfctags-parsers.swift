@@ -5,7 +5,7 @@
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    switch data[0] % 6 {
+    switch data[0] % 7 {
     case 0:
         _ = try? Type4CapabilityContainer(bytes: bytes)
     case 1:
@@ -37,6 +37,31 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     case 5:
         _ = try? TagBackup(parsing: String(decoding: bytes, as: UTF8.self))
+    case 6:
+        // Any range through the page map, the dump and the block reads, on a chip and a reader
+        // model the input picks: a result or an error, never a trap (issue 25).
+        guard bytes.count >= 6 else { return 0 }
+        let readers = ContactlessReader.Model.generated()
+        let reader = readers[Int(bytes[0]) % readers.count]
+        let a = Int(Int16(bitPattern: UInt16(bytes[1]) << 8 | UInt16(bytes[2])))
+        let b = a + Int(bytes[3]) * Int(bytes[4] % 8 + 1)
+        let chips = Type2TagModel.Chip.all.values.sorted { $0.name < $1.name }
+        let model = Type2TagModel(chip: chips[Int(bytes[5]) % chips.count], memory: Array(bytes.dropFirst(6)))
+        let transport = APDUTransport(channel: EmulatedChannel(card: ContactlessReader(model: reader, tag: model)))
+        if let commands = try? TagCommandChannel.open(transport: transport, readerName: "fuzz") {
+            _ = try? Type2Tag.pageMap(transport, atr: model.atr, pages: a...b, commands: commands)
+            if let tag = try? Type2Tag.detect(transport, atr: model.atr, commands: commands.dialect == .storageOnly ? nil : commands) {
+                _ = try? tag.dump(pages: a...b)
+            }
+        }
+        if reader.dialect == .transparent {
+            let five = ISO15693TagModel(chip: .eightByteBlocks, memory: Array(bytes.dropFirst(6)))
+            let t5 = APDUTransport(channel: EmulatedChannel(card: ContactlessReader(model: reader, tag: five)))
+            if let iso = try? ISO15693Commands(channel: TagCommandChannel(transport: t5, dialect: .transparent)) {
+                _ = try? iso.readMultipleBlocks(a, count: b - a, blockSize: 8, extended: bytes[4] & 1 == 1)
+                _ = try? iso.securityStatus(a, count: b - a, extended: bytes[4] & 2 == 2)
+            }
+        }
     default:
         // A whole Type 4 read of a fuzzed NDEF file behind a fixed, valid CC.
         var c = Type4TagModel.Configuration()

@@ -87,6 +87,10 @@ public final class FeliCaCommands {
     /// Sends `command` + `body` with the length byte in front; returns the answer after its
     /// length and response code, checked.
     public func exchange(_ command: UInt8, _ body: [UInt8]) throws -> [UInt8] {
+        // The length byte counts itself: a frame is 255 bytes at most.
+        guard body.count + 2 <= 0xFF else {
+            throw TagError(.beyondReach, "a FeliCa frame of \(body.count + 2) bytes; the length byte allows 255 (fewer blocks per command)")
+        }
         let frame = [UInt8(body.count + 2), command] + body
         let answer = try channel.transceive(frame)
         guard case let .data(bytes) = answer, bytes.count >= 2 else {
@@ -141,13 +145,17 @@ public final class FeliCaCommands {
     }
 
     /// A block list element: 2-byte form (80 | service index, block) below 256, else 3-byte.
-    static func blockList(_ blocks: [Int]) -> [UInt8] {
-        blocks.flatMap { $0 < 256 ? [0x80, UInt8($0)] : [0x00, UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+    static func blockList(_ blocks: [Int]) throws(TagError) -> [UInt8] {
+        guard blocks.count <= 0xFF else { throw TagError(.beyondReach, "\(blocks.count) blocks in one command; a FeliCa command lists at most 255") }
+        if let bad = blocks.first(where: { !(0...0xFFFF).contains($0) }) {
+            throw TagError(.beyondReach, "block \(bad) is outside 0-65535, what a FeliCa block list element addresses")
+        }
+        return blocks.flatMap { $0 < 256 ? [0x80, UInt8($0)] : [0x00, UInt8($0 & 0xFF), UInt8($0 >> 8)] }
     }
 
     /// Read Without Encryption (06): 16 bytes per block, from `service`.
     public func read(blocks: [Int], service: FeliCaServiceCode = .ndefRead) throws -> [UInt8] {
-        let body = try checkStatus(try checkIDm(try exchange(0x06, idm + [0x01] + service.wire + [UInt8(blocks.count)] + Self.blockList(blocks)), 0x06), 0x06)
+        let body = try checkStatus(try checkIDm(try exchange(0x06, idm + [0x01] + service.wire + [UInt8(truncatingIfNeeded: blocks.count)] + Self.blockList(blocks)), 0x06), 0x06)
         guard let n = body.first, Int(n) == blocks.count, body.count == 1 + blocks.count * 16 else {
             throw TagCommandError(.malformed, "Read Without Encryption answered \(body.count) bytes for \(blocks.count) blocks")
         }
@@ -156,7 +164,9 @@ public final class FeliCaCommands {
 
     /// Write Without Encryption (08): `data` is 16 bytes per block, to `service`.
     public func write(blocks: [Int], data: [UInt8], service: FeliCaServiceCode = .ndefReadWrite) throws {
-        precondition(data.count == blocks.count * 16)
-        _ = try checkStatus(try checkIDm(try exchange(0x08, idm + [0x01] + service.wire + [UInt8(blocks.count)] + Self.blockList(blocks) + data), 0x08), 0x08)
+        guard data.count == blocks.count * 16 else {
+            throw TagError(.beyondReach, "\(data.count) bytes for \(blocks.count) blocks: a FeliCa block holds 16")
+        }
+        _ = try checkStatus(try checkIDm(try exchange(0x08, idm + [0x01] + service.wire + [UInt8(truncatingIfNeeded: blocks.count)] + Self.blockList(blocks) + data), 0x08), 0x08)
     }
 }

@@ -156,8 +156,19 @@ public final class ISO15693Commands {
         return Array(bytes.dropFirst())
     }
 
-    private func blockNumber(_ block: Int, extended: Bool) -> [UInt8] {
-        extended ? [UInt8(block & 0xFF), UInt8(block >> 8)] : [UInt8(block)]
+    /// A block number (or block count less one) on the wire: one byte, two (LSB first) with
+    /// the extended commands. Outside that range it is an error, never a wrapped number.
+    private func blockNumber(_ block: Int, extended: Bool, what: String = "block") throws(TagError) -> [UInt8] {
+        guard (0...(extended ? 0xFFFF : 0xFF)).contains(block) else {
+            throw TagError(.beyondReach, "\(what) \(block) is outside 0-\(extended ? 65535 : 255), what \(extended ? "the extended commands" : "ISO 15693 commands (without the extended form)") address")
+        }
+        return extended ? [UInt8(block & 0xFF), UInt8(block >> 8)] : [UInt8(block)]
+    }
+
+    /// A block count for READ MULTIPLE BLOCKS and the security status: 1 at least.
+    private func countNumber(_ count: Int, extended: Bool) throws(TagError) -> [UInt8] {
+        guard count >= 1 else { throw TagError(.beyondReach, "a count of \(count) blocks: 1 at least") }
+        return try blockNumber(count - 1, extended: extended, what: "a count of blocks less one,")
     }
 
     /// GET SYSTEM INFORMATION (2B); with `extended`, Extended Get System Info (3B) asking for
@@ -180,7 +191,7 @@ public final class ISO15693Commands {
 
     /// READ SINGLE BLOCK (20 / 30).
     public func readSingleBlock(_ block: Int, blockSize: Int, extended: Bool = false) throws -> [UInt8] {
-        let body = try request(extended ? 0x30 : 0x20, parameters: blockNumber(block, extended: extended))
+        let body = try request(extended ? 0x30 : 0x20, parameters: try blockNumber(block, extended: extended))
         guard body.count == blockSize else {
             throw TagCommandError(.malformed, "READ SINGLE BLOCK \(block) answered \(body.count) bytes, \(blockSize) expected")
         }
@@ -189,7 +200,7 @@ public final class ISO15693Commands {
 
     /// READ MULTIPLE BLOCKS (23 / 33): `count` blocks from `first`.
     public func readMultipleBlocks(_ first: Int, count: Int, blockSize: Int, extended: Bool = false) throws -> [UInt8] {
-        let params = blockNumber(first, extended: extended) + blockNumber(count - 1, extended: extended)
+        let params = try blockNumber(first, extended: extended) + countNumber(count, extended: extended)
         let body = try request(extended ? 0x33 : 0x23, parameters: params)
         guard body.count == count * blockSize else {
             throw TagCommandError(.malformed, "READ MULTIPLE BLOCKS \(first)+\(count) answered \(body.count) bytes, \(count * blockSize) expected")
@@ -199,17 +210,17 @@ public final class ISO15693Commands {
 
     /// WRITE SINGLE BLOCK (21 / 31).
     public func writeSingleBlock(_ block: Int, data: [UInt8], extended: Bool = false) throws {
-        _ = try request(extended ? 0x31 : 0x21, parameters: blockNumber(block, extended: extended) + data, flags: optionFlagOnWrites ? .option : [])
+        _ = try request(extended ? 0x31 : 0x21, parameters: try blockNumber(block, extended: extended) + data, flags: optionFlagOnWrites ? .option : [])
     }
 
     /// LOCK BLOCK (22 / 32): permanent.
     public func lockBlock(_ block: Int, extended: Bool = false) throws {
-        _ = try request(extended ? 0x32 : 0x22, parameters: blockNumber(block, extended: extended), flags: optionFlagOnWrites ? .option : [])
+        _ = try request(extended ? 0x32 : 0x22, parameters: try blockNumber(block, extended: extended), flags: optionFlagOnWrites ? .option : [])
     }
 
     /// GET MULTIPLE BLOCK SECURITY STATUS (2C / 3C): one byte per block, bit 0 = locked.
     public func securityStatus(_ first: Int, count: Int, extended: Bool = false) throws -> [Bool] {
-        let body = try request(extended ? 0x3C : 0x2C, parameters: blockNumber(first, extended: extended) + blockNumber(count - 1, extended: extended))
+        let body = try request(extended ? 0x3C : 0x2C, parameters: try blockNumber(first, extended: extended) + countNumber(count, extended: extended))
         guard body.count == count else {
             throw TagCommandError(.malformed, "GET MULTIPLE BLOCK SECURITY STATUS answered \(body.count) bytes for \(count) blocks")
         }

@@ -918,6 +918,7 @@ public final class Type2Tag: PermanentlyLockable {
     /// the end of memory or at a read-protected page) is caught: the pages past the roll-over are
     /// read on their own, and shown refused when the tag refuses them — never as copies of 0-3.
     public func dump(pages: ClosedRange<Int>) throws -> [(page: Int, bytes: [UInt8]?)] {
+        guard pages.lowerBound >= 0 else { throw TagError(.beyondReach, "page \(pages.lowerBound) does not exist: pages start at 0") }
         guard pages.upperBound < reachablePages else {
             throw TagError(.beyondReach, "page \(pages.upperBound) is \(reachNote)")
         }
