@@ -39,7 +39,7 @@ extension APDUCommand {
                         return (TagView(t), try t.makeReadOnly())
                     } catch let e as LockInterrupted {
                         let done = e.done.isEmpty ? "nothing was changed yet" : "done so far: \(e.done.joined(separator: ", ")); the message is unchanged"
-                        throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: apdu ndef-lock --yes -r \(Terminal.shellQuoted(t.reader))")
+                        throw Failure(Failure.status(of: e.underlying), "\(Failure.reason(e.underlying)) while trying to \(e.step); \(done); finish the lock with: \(tagAccess.command(["ndef-lock", "--yes"], reader: t.reader))")
                     }
                 }
                 // Type 4 reports the new write-access byte; Types 2, 5 and 3 the steps done now and before.

@@ -63,12 +63,17 @@ struct TagAccessOptions: ParsableArguments {
     /// read again). A key typed with `--key` is not repeated (it would be printed): `--key KEY`
     /// stands for it.
     func restoreCommand(reader: String, backup: String) -> String {
-        var words = ["apdu", "ndef-write", "-r", Terminal.shellQuoted(reader)]
+        command(["ndef-write"], reader: reader, then: ["--restore", Terminal.shellQuoted(backup)])
+    }
+
+    /// `apdu SUBCOMMAND -r READER` with this command's access flags, then `then` (quoted already).
+    func command(_ subcommand: [String], reader: String, then tail: [String] = []) -> String {
+        var words = ["apdu"] + subcommand + ["-r", Terminal.shellQuoted(reader)]
         if let d = readerDialect { words += ["--reader-dialect", d.rawValue] }
         if let f = passwordFile { words += ["--password-file", Terminal.shellQuoted(f)] }
         if let f = classicKeys.keyFile { words += ["--key-file", Terminal.shellQuoted(f)] }
         words += classicKeys.keys.flatMap { _ in ["--key", "KEY"] }
-        return (words + ["--restore", Terminal.shellQuoted(backup)]).joined(separator: " ")
+        return (words + tail).joined(separator: " ")
     }
 
     /// What to run for a tag found interrupted (a Type 3 tag with WriteF 0F): the restore of
