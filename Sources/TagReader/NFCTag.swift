@@ -119,6 +119,8 @@ final class TagConnection: @unchecked Sendable {
     // Used only on `queue`: pcsclite wants one thread at a time per card.
     private let card: Card
     private let queue: DispatchQueue
+    /// The reader's learned forms, kept for the connection (touched on `queue` only).
+    let forms = ConnectionForms()
 
     init(session: TagReaderSession, card: Card, atr: [UInt8]) {
         self.session = session
@@ -140,7 +142,7 @@ final class TagConnection: @unchecked Sendable {
         let observer = session.observer
         let atr = self.atr
         return try await perform { card in
-            try TagTransaction.run(card: card, atr: atr, observer: observer, tolerant: tolerant, body)
+            try TagTransaction.run(card: card, atr: atr, observer: observer, tolerant: tolerant, forms: self.forms, body)
         }
     }
 

@@ -87,12 +87,23 @@ public final class TagTransaction {
         return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, access: access, body)
     }
 
+    /// `run(card:…)` on a connection that keeps what its reader turned out to speak across
+    /// transactions (`forms`: read before, updated after), so the adaptation costs one retry per
+    /// connection, not per operation.
+    static func run<T>(card: Card, atr: [UInt8], observer: ((Exchange) -> Void)?, tolerant: Bool, forms: ConnectionForms,
+                       _ body: (TagTransaction) throws -> T) throws -> T {
+        try card.beginTransaction()
+        return try inTransaction(card: card, atr: atr, observer: observer, tolerant: tolerant, access: TagAccess(), forms: forms, body)
+    }
+
     /// Detects and runs `body` on a card whose transaction has begun; ends it.
     private static func inTransaction<T>(card: Card, atr knownATR: [UInt8], observer: ((Exchange) -> Void)?, tolerant: Bool,
-                                         access: TagAccess, _ body: (TagTransaction) throws -> T) throws -> T {
+                                         access: TagAccess, forms: ConnectionForms? = nil, _ body: (TagTransaction) throws -> T) throws -> T {
         try card.endingTransaction {
             let atr = knownATR.isEmpty ? ((try? card.status().atr) ?? []) : knownATR
             let transport = APDUTransport(channel: PCSCChannel(card: card), observer: observer)
+            if let forms { transport.forms = forms.forms }
+            defer { forms?.forms = transport.forms }
             // Types 2, 3, 5: the reader's native path (probes stay in the reader), ended on every path.
             let commands = usesTagCommands(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: card.reader, override: access.dialect) : nil
             defer { commands?.endSession() }
@@ -106,6 +117,12 @@ public final class TagTransaction {
             return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag, commands: commands))
         }
     }
+}
+
+/// What one connection's reader turned out to speak, kept across its transactions (used on the
+/// connection's own queue only).
+final class ConnectionForms: @unchecked Sendable {
+    var forms = ReaderForms()
 }
 
 /// How to reach a tag's own commands: the reader's dialect, a Type 2 password, MIFARE Classic keys.

@@ -113,6 +113,24 @@ struct TagReaderTests {
         #expect(throws: BackupError.self) { try DirectoryBackupStore(directory: "/proc/no-such-place").save(backup, reader: "r") }
     }
 
+    @Test("a session's tag keeps what its reader turned out to speak: the exact-Le retry happens once per connection, not per operation")
+    func formsPerConnection() async throws {
+        var model = ContactlessReader.Model(.storageOnly)
+        model.readLe = .exactWrongLength
+        let tag = ISO15693TagModel(chip: .icodeSlix)
+        let refused = Locked(0)
+        try await withInsertedCard(ContactlessReader(model: model, tag: tag)) { inserted in
+            let session = TagReaderSession(reader: inserted.reader, backups: MemoryBackupStore(),
+                                           observer: { e in if e.response == [0x67, 0x00] { refused.withLock { $0 += 1 } } })
+            let found = try await session.firstTag(timeout: .seconds(10))
+            let message = NDEFMessage(records: [try .text("once")])
+            try await found.ndef.writeNDEF(message)
+            #expect(try await found.ndef.readNDEF() == message)
+            #expect(try await found.ndef.queryNDEFStatus().status == .readWrite)
+        }
+        #expect(refused.current == 1, "\(refused.current) refusals of Le 00")
+    }
+
     @Test("a lock reported only when it took; a second lock is refused as already done")
     func lockOnce() async throws {
         // Through a transparent reader: GET_VERSION proves the NTAG215 and so where its lock bytes are.
