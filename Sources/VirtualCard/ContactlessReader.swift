@@ -241,3 +241,22 @@ public final class ContactlessReader: EmulatedCard, @unchecked Sendable {
         }
     }
 }
+
+/// An ISO 14443-4 card (a Type 4 tag) behind a reader model: the card's APDUs pass through as the
+/// reader carries them (extended ones refused where the model refuses them), and the reader's
+/// own pseudo-APDUs it does not have (`FF C2`, `FF 00`) get the model's status word.
+public final class ReaderFront: EmulatedCard, @unchecked Sendable {
+    public let model: ContactlessReader.Model
+    public let card: any EmulatedCard
+    public init(model: ContactlessReader.Model, card: any EmulatedCard) {
+        self.model = model
+        self.card = card
+    }
+    public var atr: [UInt8] { card.atr }
+    public func reset() { card.reset() }
+    public func process(_ apdu: [UInt8]) -> [UInt8] {
+        if model.refusesExtended, apdu.count > 5, apdu[4] == 0x00 { return [0x67, 0x00] }
+        if apdu.count >= 4, apdu[0] == 0xFF, apdu[1] == 0xC2 || apdu[1] == 0x00 { return model.unsupported }
+        return card.process(apdu)
+    }
+}

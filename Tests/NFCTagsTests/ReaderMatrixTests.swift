@@ -208,6 +208,46 @@ struct ReaderMatrixTests {
         }
     }
 
+    @Test("Type 4 through every generated reader: write, read, status, a write cut after every exchange with the backup put back, the lock",
+          arguments: ContactlessReader.Model.generated())
+    func type4(_ reader: ContactlessReader.Model) throws {
+        var c = Type4TagModel.Configuration()
+        (c.mle, c.mlc, c.fileSize) = (1024, 1024, 2048)
+        func detect(_ model: Type4TagModel, cutAfter: Int? = nil) throws -> Type4Tag {
+            let channel = CutChannel(card: ReaderFront(model: reader, card: ApplicationHost(applications: [model])), cutAfter: cutAfter)
+            return try Type4Tag.detect(APDUTransport(channel: channel))
+        }
+        let old = patternMessage(600, seed: 1), new = patternMessage(900, seed: 2)
+        let fresh = Type4TagModel(configuration: c)
+        try detect(fresh).writeNDEF(old)
+        let start = fresh.fileContents
+        #expect(Type4FaultMatrixTests.reading(start, extended: false) == .message(old), "\(reader)")
+        #expect(try detect(Type4TagModel(configuration: c, fileContents: start)).readNDEF() == old, "\(reader)")
+        var n = 0
+        while true {
+            let model = Type4TagModel(configuration: c, fileContents: start)
+            var backup: TagBackup?, finished = false
+            do {
+                try detect(model, cutAfter: n).replaceNDEF(with: new) { backup = $0 }
+                finished = true
+            } catch {}
+            let seen = Type4FaultMatrixTests.reading(model.fileContents, extended: false)
+            #expect([.message(old), .message([]), .message(new)].contains(seen), "\(reader): write cut after \(n): \(seen)")
+            if finished { #expect(seen == .message(new)); break }
+            if let backup, model.fileContents != start {
+                let again = Type4TagModel(configuration: c, fileContents: model.fileContents)
+                try detect(again).restore(backup)
+                #expect(Type4FaultMatrixTests.reading(again.fileContents, extended: false) == .message(old), "\(reader): restore after \(n)")
+            }
+            n += 1
+            if n > 100 { Issue.record("\(reader): the write never finished"); break }
+        }
+        let locked = Type4TagModel(configuration: c, fileContents: start)
+        #expect(try detect(locked).makeReadOnly(), "\(reader): the lock")
+        #expect(throws: (any Error).self) { try detect(locked).writeNDEF(new) }
+        #expect(try detect(locked).readNDEF() == old)
+    }
+
     @Test("a Type 5 tag behind an ACR122U: refused in one line before anything reaches the tag")
     func unreachable() throws {
         let model = ISO15693TagModel(chip: .icodeSlix)

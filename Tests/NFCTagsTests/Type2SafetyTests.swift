@@ -22,6 +22,72 @@ struct Type2SafetyTests {
         return model
     }
 
+    /// A tag through a storage-only reader: no GET_VERSION, nothing proves the chip.
+    func storage(_ model: Type2TagModel) throws -> Type2Tag {
+        try Type2Tag.detect(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr)
+    }
+
+    /// The end of the chip's user memory (its first lock or configuration page), from the
+    /// emulator's datasheet table.
+    static func userMemoryEnd(_ chip: Type2TagModel.Chip) -> Int {
+        (chip.lockBytesInDataArea ? nil : chip.dynamicLockPage).map { $0 * 4 } ?? chip.passwords.map { $0.firstConfigPage * 4 } ?? chip.pages * 4
+    }
+
+    /// `chip` with its CC's size byte set to `ccSize` and an empty NDEF TLV (no lock control TLV).
+    func reformatted(_ chip: Type2TagModel.Chip, ccSize: UInt8) -> [UInt8] {
+        var image = Type2TagModel.factoryImage(chip: chip)
+        image[14] = ccSize
+        // Only user memory is cleared: a CC larger than the chip's user memory (an NTAG212 with a
+        // 144-byte CC) must not clear its real lock and configuration pages.
+        for i in 16..<min(16 + Int(ccSize) * 8, Self.userMemoryEnd(chip)) { image[i] = 0 }
+        image.replaceSubrange(16..<19, with: [0x03, 0x00, 0xFE])
+        return image
+    }
+
+    @Test("the guesses of issue 25 behind a storage reader: a CC size names no chip, reads no AUTH0, refuses nothing, places no lock bit",
+          arguments: [(Type2TagModel.Chip.ntag215, UInt8(0x12)), (.ntag216, 0x12), (.ntag212, 0x12), (.ntag213, 0x06), (.ntag215, 0x06), (.ultralightC, 0x06), (.ultralightC, 0x12)])
+    func noGuesses(_ chip: Type2TagModel.Chip, _ ccSize: UInt8) throws {
+        var image = reformatted(chip, ccSize: ccSize)
+        // Where the old guess looked (an NTAG210 for a 48-byte CC, an NTAG213 for 144 bytes), user
+        // memory of this chip that would read as AUTH0 = 0 (every page protected) and as every
+        // dynamic lock bit set at the NFC Forum default position.
+        let guessedAUTH0 = ccSize == 0x06 ? 0x10 : 0x29, defaultLock = 4 + Int(ccSize) * 2
+        if guessedAUTH0 * 4 + 4 <= Self.userMemoryEnd(chip) { image[guessedAUTH0 * 4 + 3] = 0x00 }
+        if ccSize > 0x06, defaultLock * 4 + 4 <= Self.userMemoryEnd(chip) { image.replaceSubrange((defaultLock * 4)..<(defaultLock * 4 + 2), with: [0xFF, 0xFF]) }
+        let model = Type2TagModel(chip: chip, memory: image)
+        let tag = try storage(model)
+        #expect(tag.chip.chip == nil && tag.chip.name.contains("not proven") || tag.chip.name == "unknown Type 2 chip", "\(chip.name): \(tag.chip.name)")
+        #expect(tag.status == .readWrite, "\(chip.name) CC \(ccSize): \(tag.status)")
+        let state = try tag.readLockState()
+        #expect(state.password == .unknown("the chip is not proven, so no page is read as its configuration"))
+        #expect(state.lockedPages.allSatisfy { $0 < 16 }, "\(chip.name): \(state.lockedPages)")
+        // A write within the data area goes ahead, and the tag's own answers decide.
+        let message = patternMessage(min(tag.capacity, 30), seed: 4)
+        try tag.writeNDEF(message)
+        #expect(ReferenceType2.read(model.contents) == .message(message))
+        // The lock: the data area past 48 bytes has no lock bytes anyone proved, so nothing is written.
+        let before = model.contents
+        if ccSize > 0x06 {
+            #expect(throws: TagError.self) { try storage(model).makeReadOnly() }
+            #expect(model.contents == before, "\(chip.name): a refused lock wrote")
+        }
+    }
+
+    @Test("the NFC Forum test layouts with a lock control TLV and a memory control TLV (144-byte data area) read and write behind a storage reader")
+    func forumLayouts() throws {
+        for tlvs: [UInt8] in [[0x01, 0x03, 0xA0, 0x10, 0x44], [0x02, 0x03, 0x80, 0x04, 0x03], [0x01, 0x03, 0xA0, 0x10, 0x44, 0x02, 0x03, 0x80, 0x04, 0x03]] {
+            var image = reformatted(.ntag213, ccSize: 0x12)
+            image.replaceSubrange(16..<(16 + tlvs.count + 3), with: tlvs + [0x03, 0x00, 0xFE])
+            let model = Type2TagModel(chip: .ntag213, memory: image)
+            let tag = try storage(model)
+            #expect(tag.status == .readWrite, "\(tlvs.hexString)")
+            let message = patternMessage(60, seed: 7)
+            try tag.writeNDEF(message)
+            #expect(ReferenceType2.read(model.contents) == .message(message), "\(tlvs.hexString)")
+            #expect(try storage(model).readNDEF() == message)
+        }
+    }
+
     @Test("NTAG215 with its first pages locked: readOnly, and a write is refused before anything changes")
     func firstPagesLocked() throws {
         let model = try holding(.ntag215, patternMessage(100, seed: 1))
