@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "VirtualCard", targets: ["VirtualCard"]),
         .library(name: "TagReader", targets: ["TagReader"]),
+        // The SUN (Secure Dynamic Messaging) verifier alone: no pcsclite, for web backends.
+        .library(name: "SUN", targets: ["SUN"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -37,6 +39,8 @@ let package = Package(
         .target(name: "ISO7816"),
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL"]),
+        // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
+        .target(name: "SUN", dependencies: ["COpenSSL"]),
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
@@ -55,6 +59,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
+        .testTarget(name: "SUNTests", dependencies: ["SUN"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),

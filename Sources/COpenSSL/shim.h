@@ -10,6 +10,36 @@
 #include <openssl/ecdsa.h>
 #include <openssl/obj_mac.h>
 #include <openssl/objects.h>
+#include <openssl/aes.h>
+
+/// One AES-128 key, expanded once for encryption and (on first use) for decryption: the SUN
+/// verifier's hot path runs a handful of single-block operations per tap, where an EVP context
+/// per call would cost more than the cipher. AES_KEY is deprecated in OpenSSL 3 but remains its
+/// fastest single-block interface; it is used only through these three functions.
+typedef struct {
+    AES_KEY encrypt;
+    AES_KEY decrypt;
+    int has_decrypt;
+    unsigned char key[16];
+} apdu_aes128;
+
+static inline void apdu_aes128_init(apdu_aes128 *k, const unsigned char *key) {
+    for (int i = 0; i < 16; i++) k->key[i] = key[i];
+    AES_set_encrypt_key(key, 128, &k->encrypt);
+    k->has_decrypt = 0;
+}
+
+static inline void apdu_aes128_encrypt(const apdu_aes128 *k, const unsigned char *in, unsigned char *out) {
+    AES_encrypt(in, out, &k->encrypt);
+}
+
+static inline void apdu_aes128_decrypt(apdu_aes128 *k, const unsigned char *in, unsigned char *out) {
+    if (!k->has_decrypt) {
+        AES_set_decrypt_key(k->key, 128, &k->decrypt);
+        k->has_decrypt = 1;
+    }
+    AES_decrypt(in, out, &k->decrypt);
+}
 
 /// 1: the signature r‖s (2 × half bytes) verifies `message` (used as the integer to sign,
 /// big-endian, no hash) under the uncompressed public key `point` on curve `curve_name`

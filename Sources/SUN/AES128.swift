@@ -1,0 +1,123 @@
+internal import COpenSSL
+
+/// An AES-128 key (libcrypto), with the single-block, CBC and CMAC operations NTAG 424 DNA's
+/// Secure Dynamic Messaging and EV2 secure messaging use. The expanded key is wiped when the
+/// value goes away.
+public final class AES128: @unchecked Sendable {
+    private var state = apdu_aes128()
+    private var subkeys: (k1: [UInt8], k2: [UInt8])?
+
+    /// - Parameter key: 16 bytes; anything else is refused (`SUNError.badKey`).
+    public init(key: [UInt8]) throws(SUNError) {
+        guard key.count == 16 else { throw SUNError(.badKey, "an AES-128 key is 16 bytes, not \(key.count)") }
+        key.withUnsafeBufferPointer { apdu_aes128_init(&state, $0.baseAddress) }
+    }
+
+    deinit {
+        withUnsafeMutableBytes(of: &state) { raw in
+            for i in raw.indices { raw[i] = 0 }
+        }
+    }
+
+    /// E(K, block) for one 16-byte block.
+    public func encrypt(block: [UInt8]) -> [UInt8] {
+        precondition(block.count == 16)
+        var out = [UInt8](repeating: 0, count: 16)
+        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_encrypt(&state, i.baseAddress, o.baseAddress) } }
+        return out
+    }
+
+    /// D(K, block) for one 16-byte block.
+    public func decrypt(block: [UInt8]) -> [UInt8] {
+        precondition(block.count == 16)
+        var out = [UInt8](repeating: 0, count: 16)
+        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_decrypt(&state, i.baseAddress, o.baseAddress) } }
+        return out
+    }
+
+    /// AES-CBC decryption without padding; `data` is whole blocks.
+    public func cbcDecrypt(_ data: [UInt8], iv: [UInt8] = [UInt8](repeating: 0, count: 16)) throws(SUNError) -> [UInt8] {
+        guard data.count % 16 == 0 else { throw SUNError(.malformed, "\(data.count) bytes of ciphertext, not whole 16-byte blocks") }
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count)
+        var previous = iv
+        var start = 0
+        while start < data.count {
+            let block = Array(data[start..<(start + 16)])
+            let plain = decrypt(block: block)
+            for i in 0..<16 { out.append(plain[i] ^ previous[i]) }
+            previous = block
+            start += 16
+        }
+        return out
+    }
+
+    /// AES-CBC encryption without padding; `data` is whole blocks.
+    public func cbcEncrypt(_ data: [UInt8], iv: [UInt8] = [UInt8](repeating: 0, count: 16)) throws(SUNError) -> [UInt8] {
+        guard data.count % 16 == 0 else { throw SUNError(.malformed, "\(data.count) bytes of plaintext, not whole 16-byte blocks") }
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count)
+        var previous = iv
+        var start = 0
+        while start < data.count {
+            var block = Array(data[start..<(start + 16)])
+            for i in 0..<16 { block[i] ^= previous[i] }
+            previous = encrypt(block: block)
+            out += previous
+            start += 16
+        }
+        return out
+    }
+
+    /// AES-CMAC (NIST SP 800-38B, RFC 4493): the full 16-byte tag.
+    public func cmac(_ message: [UInt8]) -> [UInt8] {
+        let (k1, k2) = cmacSubkeys()
+        let complete = !message.isEmpty && message.count % 16 == 0
+        let blocks = max(1, (message.count + 15) / 16)
+        var x = [UInt8](repeating: 0, count: 16)
+        for b in 0..<blocks {
+            var block = [UInt8](repeating: 0, count: 16)
+            let start = b * 16, end = min(start + 16, message.count)
+            for i in start..<end { block[i - start] = message[i] }
+            if b == blocks - 1 {
+                if !complete { block[end - start] = 0x80 }
+                let k = complete ? k1 : k2
+                for i in 0..<16 { block[i] ^= k[i] }
+            }
+            for i in 0..<16 { block[i] ^= x[i] }
+            x = encrypt(block: block)
+        }
+        return x
+    }
+
+    /// K1 = dbl(E(K, 0)), K2 = dbl(K1), computed once per key.
+    private func cmacSubkeys() -> (k1: [UInt8], k2: [UInt8]) {
+        if let subkeys { return subkeys }
+        let l = encrypt(block: [UInt8](repeating: 0, count: 16))
+        let k1 = Self.double(l), k2 = Self.double(k1)
+        subkeys = (k1, k2)
+        return (k1, k2)
+    }
+
+    /// Multiplication by x in GF(2^128) with the polynomial x^128 + x^7 + x^2 + x + 1 (the block
+    /// read big-endian): CMAC's subkey step, also LRP's.
+    static func double(_ v: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 16)
+        var carry: UInt8 = 0
+        for i in stride(from: 15, through: 0, by: -1) {
+            out[i] = v[i] << 1 | carry
+            carry = v[i] >> 7
+        }
+        if carry != 0 { out[15] ^= 0x87 }
+        return out
+    }
+}
+
+/// Compares two byte strings in time that depends on their lengths only, never on where they
+/// differ: MACs and cryptograms are compared with it.
+public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for i in a.indices { difference |= a[i] ^ b[i] }
+    return difference == 0
+}

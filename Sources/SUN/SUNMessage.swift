@@ -1,0 +1,291 @@
+/// Why a SUN message was not accepted, in words a person (or a log) can act on. Never carries
+/// key material.
+public struct SUNError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// The URL does not carry a SUN message: a parameter missing, not hex, of the wrong length.
+        case malformed
+        /// The message parses but its MAC does not verify: wrong keys, or a forged or altered URL.
+        case invalidMAC
+        /// PICC data this verifier cannot use (a UID length other than 7, no UID mirrored).
+        case unsupported
+        /// The counter is not greater than the last one accepted for this UID.
+        case replay
+        /// A key of the wrong length.
+        case badKey
+    }
+    public var kind: Kind
+    public var message: String
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    public var description: String { message }
+}
+
+/// How the tag encrypts its SDM data: AES (16-byte PICC data) or LRP (24 bytes: an 8-byte
+/// random counter and 16 encrypted).
+public enum SDMEncryption: String, Sendable, Hashable {
+    case aes = "AES", lrp = "LRP"
+}
+
+/// The two SDM keys a verifier needs: SDMMetaReadKey decrypts the PICC data (UID and read
+/// counter), SDMFileReadKey derives the session keys of the MAC and the encrypted file data.
+/// Expanded once, for as many verifications as needed.
+public final class SDMKeys: @unchecked Sendable {
+    let metaRead: AES128
+    let fileRead: AES128
+    let metaReadBytes: [UInt8], fileReadBytes: [UInt8]
+
+    public init(metaRead: [UInt8], fileRead: [UInt8]) throws(SUNError) {
+        self.metaRead = try AES128(key: metaRead)
+        self.fileRead = try AES128(key: fileRead)
+        metaReadBytes = metaRead
+        fileReadBytes = fileRead
+    }
+}
+
+/// Which URL parameters carry which part of the message.
+public struct SUNTemplate: Sendable, Hashable {
+    public var picc: [String] = ["e", "picc_data"]
+    public var mac: [String] = ["c", "cmac", "m"]
+    public var file: [String] = ["enc"]
+    public var uid: [String] = ["uid"]
+    public var counter: [String] = ["ctr"]
+
+    /// The common parameter names: `e` / `picc_data`, `c` / `cmac` / `m`, `enc`, `uid` + `ctr`.
+    public static let common = SUNTemplate()
+
+    public init() {}
+
+    /// A template URL with placeholders, e.g. `https://x.example/t?p={picc}&f={file}&s={mac}`:
+    /// each placeholder names its parameter. `{picc}` or `{uid}` and `{ctr}`, and `{mac}`, are
+    /// required.
+    public init(url template: String) throws(SUNError) {
+        let query = template.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        var found: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let value = String(parts[1])
+            for placeholder in ["{picc}", "{mac}", "{file}", "{uid}", "{ctr}"] where value == placeholder { found[placeholder] = String(parts[0]) }
+        }
+        guard let mac = found["{mac}"], found["{picc}"] != nil || (found["{uid}"] != nil && found["{ctr}"] != nil) else {
+            throw SUNError(.malformed, "the template needs {mac} and {picc} (or {uid} and {ctr}) as parameter values, e.g. https://x.example/t?e={picc}&c={mac}")
+        }
+        picc = found["{picc}"].map { [$0] } ?? []
+        self.mac = [mac]
+        file = found["{file}"].map { [$0] } ?? []
+        uid = found["{uid}"].map { [$0] } ?? []
+        counter = found["{ctr}"].map { [$0] } ?? []
+    }
+}
+
+/// What a valid SUN message says.
+public struct SUNResult: Sendable, Hashable {
+    public var uid: [UInt8]
+    /// SDMReadCtr, when mirrored.
+    public var counter: Int?
+    /// The decrypted SDM file data, when the URL carries it.
+    public var fileData: [UInt8]?
+    public var encryption: SDMEncryption
+    /// PICCDataTag (nil for plain UID and counter mirroring).
+    public var piccDataTag: UInt8?
+}
+
+/// One tap's URL, as an NTAG 424 DNA serves it with Secure Dynamic Messaging (SUN), parsed.
+///
+/// The MAC covers the URL's text from the start of the encrypted file data up to the MAC's own
+/// value (SDMMACInputOffset at the file data, as `apdu ntag424 sdm` sets it), and nothing
+/// without file data (SDMMACInputOffset = SDMMACOffset): AN12196's layouts.
+public struct SUNMessage: Sendable, Hashable {
+    /// Encrypted PICC data: 16 bytes (AES) or 24 (LRP); nil with plain `uid` + `ctr` mirroring.
+    public var piccData: [UInt8]?
+    /// Plain mirroring: the UID and the counter as the URL shows them.
+    public var plainUID: [UInt8]?
+    public var plainCounter: [UInt8]?
+    /// The truncated SDMMAC, 8 bytes.
+    public var mac: [UInt8]
+    public var encryptedFileData: [UInt8]?
+    /// The bytes the MAC covers.
+    public var macInput: [UInt8]
+
+    /// The longest URL accepted: an NDEF file is 256 bytes on NTAG 424 DNA; anything much longer
+    /// is not a tap.
+    public static let maximumLength = 2048
+
+    public init(piccData: [UInt8]?, plainUID: [UInt8]? = nil, plainCounter: [UInt8]? = nil, mac: [UInt8], encryptedFileData: [UInt8]? = nil, macInput: [UInt8] = []) {
+        self.piccData = piccData
+        self.plainUID = plainUID
+        self.plainCounter = plainCounter
+        self.mac = mac
+        self.encryptedFileData = encryptedFileData
+        self.macInput = macInput
+    }
+
+    /// Parses a tap's URL (or just its query) with `template`'s parameter names.
+    public init(url: String, template: SUNTemplate = .common) throws(SUNError) {
+        guard url.utf8.count <= Self.maximumLength else {
+            throw SUNError(.malformed, "the URL is \(url.utf8.count) bytes; a SUN URL is at most \(Self.maximumLength)")
+        }
+        let bytes = Array(url.utf8)
+        let start = (bytes.firstIndex(of: UInt8(ascii: "?")).map { $0 + 1 }) ?? 0
+        // Parameter name → the value's byte range in the URL (the MAC input is cut from it).
+        var values: [String: Range<Int>] = [:]
+        var p = start
+        while p <= bytes.count {
+            let end = bytes[p...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+            if let eq = bytes[p..<end].firstIndex(of: UInt8(ascii: "=")) {
+                let name = String(decoding: bytes[p..<eq], as: UTF8.self)
+                if values[name] == nil { values[name] = (eq + 1)..<end }
+            }
+            p = end + 1
+        }
+        func find(_ names: [String]) -> (String, Range<Int>)? {
+            for n in names { if let r = values[n] { return (n, r) } }
+            return nil
+        }
+        func hex(_ names: [String], _ what: String, lengths: [Int]) throws(SUNError) -> (Range<Int>, [UInt8])? {
+            guard let (name, range) = find(names) else { return nil }
+            guard let decoded = Self.decodeHex(bytes[range]), lengths.isEmpty || lengths.contains(decoded.count) else {
+                throw SUNError(.malformed, "parameter '\(Self.safe(name))' (\(what)) must be \(lengths.isEmpty ? "hex" : lengths.map { "\($0 * 2)" }.joined(separator: " or ") + " hex digits")")
+            }
+            return (range, decoded)
+        }
+        let picc = try hex(template.picc, "PICC data", lengths: [16, 24])
+        let uid = try hex(template.uid, "UID", lengths: [7])
+        let counter = try hex(template.counter, "read counter", lengths: [3])
+        guard let macField = try hex(template.mac, "SDMMAC", lengths: [8]) else {
+            throw SUNError(.malformed, "no SDMMAC parameter (\(template.mac.joined(separator: ", ")))")
+        }
+        guard picc != nil || (uid != nil && counter != nil) else {
+            throw SUNError(.malformed, "no PICC data (\(template.picc.joined(separator: ", "))) nor plain \(template.uid.first ?? "uid") and \(template.counter.first ?? "ctr")")
+        }
+        let file = try hex(template.file, "encrypted file data", lengths: [])
+        if let file, file.1.isEmpty || file.1.count % 16 != 0 {
+            throw SUNError(.malformed, "the encrypted file data is \(file.1.count) bytes, not whole 16-byte blocks")
+        }
+        // MAC input: from the file data's first character to the MAC's; nothing without file data.
+        var input: [UInt8] = []
+        if let file {
+            guard file.0.lowerBound <= macField.0.lowerBound else {
+                throw SUNError(.malformed, "the encrypted file data comes after the SDMMAC: no SDM layout puts it there")
+            }
+            input = Array(bytes[file.0.lowerBound..<macField.0.lowerBound])
+        }
+        self.init(piccData: picc?.1, plainUID: uid?.1, plainCounter: counter?.1, mac: macField.1, encryptedFileData: file?.1, macInput: input)
+    }
+
+    /// Verifies the message with `keys`: decrypts the PICC data, derives the session keys from
+    /// the UID and counter, checks the MAC in constant time, decrypts the file data.
+    /// - Throws: `SUNError` `.invalidMAC`, `.unsupported`, `.malformed`.
+    public func verify(keys: SDMKeys, plainEncryption: SDMEncryption = .aes) throws(SUNError) -> SUNResult {
+        var tag: UInt8?
+        var uid: [UInt8]
+        var counterBytes: [UInt8]?   // as the tag mirrors it in PICC data: least significant first
+        var encryption = plainEncryption
+        var piccRandom: [UInt8] = []
+        if let picc = piccData {
+            let plain: [UInt8]
+            if picc.count == 24 {
+                encryption = .lrp
+                piccRandom = Array(picc[0..<8])
+                plain = try LRP(key: keys.metaReadBytes).decrypt(Array(picc[8...]), counter: piccRandom)
+            } else {
+                encryption = .aes
+                plain = try keys.metaRead.cbcDecrypt(picc)
+            }
+            tag = plain[0]
+            let uidLength = Int(plain[0] & 0x0F)
+            guard plain[0] & 0x80 != 0, uidLength == 7 else {
+                // The same work as a real check, so that the answer's timing says nothing.
+                _ = try? macCheck(keys: keys, encryption: encryption, data: [UInt8](repeating: 0, count: 10))
+                throw SUNError(.unsupported, "the PICC data mirrors \(plain[0] & 0x80 == 0 ? "no UID" : "a UID of \(uidLength) bytes") (PICCDataTag \(Self.hexString([plain[0]]))); NTAG 424 DNA mirrors 7")
+            }
+            uid = Array(plain[1..<8])
+            if plain[0] & 0x40 != 0 { counterBytes = Array(plain[8..<11]) }
+        } else {
+            uid = plainUID ?? []
+            counterBytes = plainCounter.map { Array($0.reversed()) }
+        }
+        let data = uid + (counterBytes ?? [])
+        guard try macCheck(keys: keys, encryption: encryption, data: data) else {
+            throw SUNError(.invalidMAC, "the SDMMAC does not verify: the keys are not this tag's, or the URL was altered or forged")
+        }
+        var fileData: [UInt8]?
+        if let encrypted = encryptedFileData {
+            guard let ctr = counterBytes else { throw SUNError(.unsupported, "encrypted file data needs the read counter mirrored (its IV comes from it)") }
+            switch encryption {
+            case .aes:
+                let sesENC = try AES128(key: keys.fileRead.cmac(Self.sessionVector([0xC3, 0x3C, 0x00, 0x01, 0x00, 0x80], data)))
+                let iv = sesENC.encrypt(block: ctr + [UInt8](repeating: 0, count: 13))
+                fileData = try sesENC.cbcDecrypt(encrypted, iv: iv)
+            case .lrp:
+                let master = try LRP(key: keys.fileReadBytes).cmac(Self.lrpSessionVector(data))
+                fileData = try LRP(key: master, updatedKey: 1).decrypt(encrypted, counter: ctr + [0, 0, 0])
+            }
+        }
+        let counter = counterBytes.map { Int($0[0]) | Int($0[1]) << 8 | Int($0[2]) << 16 }
+        return SUNResult(uid: uid, counter: counter, fileData: fileData, encryption: encryption, piccDataTag: tag)
+    }
+
+    /// The SDMMAC over `macInput` with the session MAC key from `data` (UID ‖ counter), compared
+    /// in constant time with the message's.
+    func macCheck(keys: SDMKeys, encryption: SDMEncryption, data: [UInt8]) throws(SUNError) -> Bool {
+        let full: [UInt8]
+        switch encryption {
+        case .aes:
+            let sesMAC = try AES128(key: keys.fileRead.cmac(Self.sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], data)))
+            full = sesMAC.cmac(macInput)
+        case .lrp:
+            let master = try LRP(key: keys.fileReadBytes).cmac(Self.lrpSessionVector(data))
+            full = try LRP(key: master).cmac(macInput)
+        }
+        return constantTimeEqual(Self.truncate(full), mac)
+    }
+
+    /// NTAG 424 DNA's truncated MAC: the odd-numbered bytes 1, 3, …, 15.
+    public static func truncate(_ mac: [UInt8]) -> [UInt8] { stride(from: 1, to: 16, by: 2).map { mac[$0] } }
+
+    /// SV1 / SV2: the label, then UID ‖ SDMReadCtr, zero-padded to whole blocks (AN12196).
+    static func sessionVector(_ label: [UInt8], _ data: [UInt8]) -> [UInt8] {
+        var v = label + data
+        while v.count % 16 != 0 { v.append(0) }
+        return v
+    }
+
+    /// The LRP session vector: 00 01 00 80 ‖ UID ‖ SDMReadCtr, zero-padded so that with the
+    /// closing 1E E1 it fills whole blocks.
+    static func lrpSessionVector(_ data: [UInt8]) -> [UInt8] {
+        var v: [UInt8] = [0x00, 0x01, 0x00, 0x80] + data
+        while (v.count + 2) % 16 != 0 { v.append(0) }
+        return v + [0x1E, 0xE1]
+    }
+
+    static func decodeHex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count / 2)
+        var high: UInt8 = 0
+        for (i, c) in text.enumerated() {
+            let v: UInt8
+            switch c {
+            case 0x30...0x39: v = c - 0x30
+            case 0x41...0x46: v = c - 0x41 + 10
+            case 0x61...0x66: v = c - 0x61 + 10
+            default: return nil
+            }
+            if i % 2 == 0 { high = v } else { out.append(high << 4 | v) }
+        }
+        return out
+    }
+
+    static func hexString(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+    }
+
+    /// A parameter name from the URL, for a message: printable ASCII only, at most 32 characters.
+    static func safe(_ s: String) -> String {
+        String(s.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+    }
+}
