@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TagReader", targets: ["TagReader"]),
         // The SUN (Secure Dynamic Messaging) verifier alone: no pcsclite, for web backends.
         .library(name: "SUN", targets: ["SUN"]),
+        .library(name: "SUNStore", targets: ["SUNStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -41,13 +42,17 @@ let package = Package(
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL"]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
         .target(name: "SUN", dependencies: ["COpenSSL"]),
+        // SQLite (libsqlite3) for the SUN replay counters.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The embedded SUN counter store: one SQLite file, for one verifier machine.
+        .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"]),
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
         .executableTarget(
             name: "apdu",
             dependencies: [
-                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics",
+                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics", "SUN", "SUNStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -59,7 +64,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
-        .testTarget(name: "SUNTests", dependencies: ["SUN"]),
+        .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),

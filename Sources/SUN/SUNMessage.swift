@@ -289,3 +289,27 @@ public struct SUNMessage: Sendable, Hashable {
         String(s.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
     }
 }
+
+/// Where the last accepted read counter of each UID is kept, so a tap's URL is accepted once:
+/// the check and the update are one atomic step, whatever the backend.
+public protocol SUNCounterStore: Sendable {
+    /// Records `counter` for `uid` and returns true when it is greater than the last one
+    /// recorded (or the first); false, changing nothing, when it is not: a replay.
+    func accept(uid: [UInt8], counter: Int) throws -> Bool
+}
+
+extension SUNMessage {
+    /// Verifies the message, then refuses it as a replay unless its counter is greater than the
+    /// last one `store` accepted for the UID. A message without a mirrored counter cannot be
+    /// checked for replay and is refused when a store is given.
+    public func verify(keys: SDMKeys, store: any SUNCounterStore, plainEncryption: SDMEncryption = .aes) throws -> SUNResult {
+        let result = try verify(keys: keys, plainEncryption: plainEncryption)
+        guard let counter = result.counter else {
+            throw SUNError(.unsupported, "the message mirrors no read counter, so a replay cannot be told from a tap")
+        }
+        guard try store.accept(uid: result.uid, counter: counter) else {
+            throw SUNError(.replay, "replay: counter \(counter) for UID \(Self.hexString(result.uid)) is not greater than the last one accepted")
+        }
+        return result
+    }
+}
