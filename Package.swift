@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "Threading"),
         .target(name: "ISO7816"),
         .target(name: "NDEF"),
-        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL"]),
+        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL", "SUN"]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
         .target(name: "SUN", dependencies: ["COpenSSL"]),
         // SQLite (libsqlite3) for the SUN replay counters.
@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),

@@ -1,0 +1,175 @@
+import ISO7816
+import SUN
+
+/// How a native NTAG 424 DNA command's data travels (NT4H2421Gx datasheet §8.2.4).
+public enum CommMode: String, Sendable, Hashable, CustomStringConvertible {
+    /// In the clear.
+    case plain
+    /// In the clear, with an 8-byte truncated CMAC (SesAuthMACKey) on the command and the answer.
+    case mac
+    /// Encrypted (SesAuthENCKey, AES-CBC, ISO 9797-1 padding method 2) and MACed.
+    case full
+
+    public var description: String {
+        switch self {
+        case .plain: return "plain"
+        case .mac: return "MAC"
+        case .full: return "full (encrypted)"
+        }
+    }
+}
+
+/// Why a native NTAG 424 DNA exchange failed: the tag's status (`91 xx`), or a MAC or
+/// cryptogram that did not verify. Never carries key material.
+public struct NTAG424Error: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// `91 AE`: authentication error (wrong key).
+        case authenticationError
+        /// `91 9D`: permission denied (the access rights do not allow it).
+        case permissionDenied
+        /// `91 7E`: length error.
+        case lengthError
+        /// `91 1E`: integrity error (a MAC or padding the tag refused).
+        case integrityError
+        /// `91 40`: no such key.
+        case noSuchKey
+        /// Another `91 xx` or an unexpected status word.
+        case refused
+        /// The tag's answer MAC, or its part of the authentication, did not verify.
+        case badCryptogram
+        /// The answer has the wrong shape.
+        case malformed
+    }
+    public var kind: Kind
+    public var message: String
+    public var statusWord: StatusWord?
+    public init(_ kind: Kind, _ message: String, statusWord: StatusWord? = nil) {
+        self.kind = kind
+        self.message = message
+        self.statusWord = statusWord
+    }
+    public var description: String { message }
+
+    /// The error for a `91 xx` other than 91 00 / 91 AF.
+    static func status(_ sw: StatusWord, _ what: String) -> NTAG424Error {
+        switch (sw.sw1, sw.sw2) {
+        case (0x91, 0xAE): return NTAG424Error(.authenticationError, "\(what): authentication error (91 AE): the key is not the tag's", statusWord: sw)
+        case (0x91, 0x9D): return NTAG424Error(.permissionDenied, "\(what): permission denied (91 9D): the access rights need another key", statusWord: sw)
+        case (0x91, 0x7E): return NTAG424Error(.lengthError, "\(what): length error (91 7E)", statusWord: sw)
+        case (0x91, 0x1E): return NTAG424Error(.integrityError, "\(what): integrity error (91 1E): the tag refused the MAC or the padding", statusWord: sw)
+        case (0x91, 0x40): return NTAG424Error(.noSuchKey, "\(what): no such key (91 40)", statusWord: sw)
+        default: return NTAG424Error(.refused, "\(what): the tag answered \(sw) (\(sw.meaning.text))", statusWord: sw)
+        }
+    }
+}
+
+/// An authenticated EV2 session (AuthenticateEV2First / NonFirst): the transaction identifier,
+/// the session keys and the command counter, and the wrapping of commands and answers in
+/// CommMode.MAC and CommMode.FULL (NXP AN12196 §5, whose worked examples are its tests).
+public final class EV2Session: @unchecked Sendable {
+    /// TI: the transaction identifier the tag chose.
+    public let transactionIdentifier: [UInt8]
+    public let keyNumber: UInt8
+    /// CmdCtr: commands sent since the authentication.
+    public private(set) var commandCounter: UInt16
+    let encryption: AES128
+    let macKey: AES128
+
+    public init(transactionIdentifier: [UInt8], encryptionKey: [UInt8], macKey: [UInt8], keyNumber: UInt8 = 0, commandCounter: UInt16 = 0) throws(SUNError) {
+        self.transactionIdentifier = transactionIdentifier
+        encryption = try AES128(key: encryptionKey)
+        self.macKey = try AES128(key: macKey)
+        self.keyNumber = keyNumber
+        self.commandCounter = commandCounter
+    }
+
+    /// AuthenticateEV2First's session keys: SV1 = A5 5A 00 01 00 80 ‖ RndA[15..14] ‖
+    /// (RndA[13..8] ⊕ RndB[15..10]) ‖ RndB[9..0] ‖ RndA[7..0] (bytes numbered from the right),
+    /// SV2 the same with 5A A5; each CMACed with the key.
+    static func sessionKeys(key: AES128, rndA: [UInt8], rndB: [UInt8]) -> (enc: [UInt8], mac: [UInt8]) {
+        var mix = Array(rndA[0..<2])
+        for i in 0..<6 { mix.append(rndA[2 + i] ^ rndB[i]) }
+        mix += rndB[6...] + rndA[8...]
+        return (key.cmac([0xA5, 0x5A, 0x00, 0x01, 0x00, 0x80] + mix), key.cmac([0x5A, 0xA5, 0x00, 0x01, 0x00, 0x80] + mix))
+    }
+
+    /// The truncated CMAC (odd bytes) over `data` with SesAuthMACKey.
+    func mac(_ data: [UInt8]) -> [UInt8] { SUNMessage.truncate(macKey.cmac(data)) }
+
+    var counterBytes: [UInt8] { [UInt8(commandCounter & 0xFF), UInt8(commandCounter >> 8)] }
+
+    /// The command APDU `90 ins 00 00 Lc header ‖ data ‖ MAC 00` in `mode`: in FULL the data
+    /// is encrypted (IV = E(K, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸), padding 80 00…); in MAC and FULL the
+    /// MAC covers ins ‖ CmdCtr ‖ TI ‖ header ‖ data. The counter moves on when the answer is
+    /// checked (`unwrap`).
+    public func wrap(ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], mode: CommMode) throws(SUNError) -> CommandAPDU {
+        var body = data
+        if mode == .full && !data.isEmpty {
+            var padded = data + [0x80]
+            while padded.count % 16 != 0 { padded.append(0) }
+            let iv = encryption.encrypt(block: [0xA5, 0x5A] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
+            body = try encryption.cbcEncrypt(padded, iv: iv)
+        }
+        var payload = header + body
+        if mode != .plain { payload += mac([ins] + counterBytes + transactionIdentifier + payload) }
+        return CommandAPDU(cla: 0x90, ins: ins, p1: 0, p2: 0, data: payload, ne: 256)
+    }
+
+    /// Checks the answer to the command just wrapped: `91 00`, its MAC over status ‖ CmdCtr+1
+    /// ‖ TI ‖ data (MAC and FULL; compared in constant time), and in FULL decrypts the data
+    /// (IV = E(K, 5A A5 ‖ TI ‖ CmdCtr+1 ‖ 0⁸)) and removes its padding. The counter moves on
+    /// with every `91 00`, as the tag's does.
+    public func unwrap(_ response: ResponseAPDU, mode: CommMode, what: String) throws -> [UInt8] {
+        guard response.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(response.statusWord, what) }
+        commandCounter &+= 1
+        guard mode != .plain else { return response.data }
+        guard response.data.count >= 8 else { throw NTAG424Error(.malformed, "\(what): the answer has no MAC (\(response.data.count) bytes)") }
+        let data = Array(response.data.dropLast(8))
+        guard constantTimeEqual(mac([0x00] + counterBytes + transactionIdentifier + data), Array(response.data.suffix(8))) else {
+            throw NTAG424Error(.badCryptogram, "\(what): the answer's MAC does not verify (a tag without this session's keys, or an altered answer)")
+        }
+        guard mode == .full, !data.isEmpty else { return data }
+        let iv = encryption.encrypt(block: [0x5A, 0xA5] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
+        var plain = try encryption.cbcDecrypt(data, iv: iv)
+        guard let marker = plain.lastIndex(where: { $0 != 0 }), plain[marker] == 0x80 else {
+            throw NTAG424Error(.malformed, "\(what): the decrypted answer has no 80 00… padding")
+        }
+        plain.removeSubrange(marker...)
+        return plain
+    }
+}
+
+/// AuthenticateEV2First (`90 71`) from the reader's side: the tag's E(K, RndB), our
+/// E(K, RndA ‖ RndB<<<1), the tag's E(K, TI ‖ RndA<<<1 ‖ PDcap2 ‖ PCDcap2), RndA checked in
+/// constant time, then the session keys.
+public enum EV2Authentication {
+    /// - Parameters:
+    ///   - transport: the channel, with the NDEF application selected.
+    ///   - keyNumber: 0-4.
+    ///   - key: the AES-128 key (never logged: the exchanges carry only cryptograms).
+    ///   - rndA: 16 random bytes (a fixed value only in tests of published vectors).
+    public static func first(_ transport: APDUTransport, keyNumber: UInt8, key: [UInt8], rndA: [UInt8]? = nil) throws -> EV2Session {
+        let k = try AES128(key: key)
+        let what = "AuthenticateEV2First with key \(keyNumber)"
+        let r1 = try transport.send(CommandAPDU(cla: 0x90, ins: 0x71, p1: 0, p2: 0, data: [keyNumber, 0x00], ne: 256))
+        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw NTAG424Error.status(r1.statusWord, what) }
+        guard r1.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
+        let rndB = try k.cbcDecrypt(r1.data)
+        let a = rndA ?? randomBytes(16)
+        let r2 = try transport.send(CommandAPDU(cla: 0x90, ins: 0xAF, p1: 0, p2: 0, data: try k.cbcEncrypt(a + rndB[1...] + [rndB[0]]), ne: 256))
+        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r2.statusWord, what) }
+        guard r2.data.count == 32 else { throw NTAG424Error(.malformed, "\(what): the tag's answer is \(r2.data.count) bytes, not 32") }
+        let answer = try k.cbcDecrypt(r2.data)
+        guard constantTimeEqual(Array(answer[4..<20]), Array(a[1...]) + [a[0]]) else {
+            throw NTAG424Error(.badCryptogram, "\(what): the tag's RndA' does not match: it does not hold this key, or the exchange was tampered with")
+        }
+        let keys = EV2Session.sessionKeys(key: k, rndA: a, rndB: rndB)
+        return try EV2Session(transactionIdentifier: Array(answer[0..<4]), encryptionKey: keys.enc, macKey: keys.mac, keyNumber: keyNumber)
+    }
+
+    /// Random bytes from the kernel (getrandom through /dev/urandom semantics).
+    static func randomBytes(_ n: Int) -> [UInt8] {
+        var g = SystemRandomNumberGenerator()
+        return (0..<n).map { _ in UInt8.random(in: 0...255, using: &g) }
+    }
+}
