@@ -46,7 +46,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded SUN counter store: one SQLite file, for one verifier machine.
         .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"]),
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading"]),
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
         .executableTarget(

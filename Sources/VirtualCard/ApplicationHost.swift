@@ -109,7 +109,9 @@ public final class ApplicationHost: EmulatedCard, @unchecked Sendable {
         s.pending = []
         if command.isExtended && !behaviour.acceptsExtendedLength { return ResponseAPDU(statusWord: .wrongLength) }
 
-        if command.cla & 0x10 != 0 {
+        // Command chaining is CLA bit b5 of the interindustry class only: in a proprietary class
+        // (90 for DESFire and NTAG 424 DNA native commands) the bit means nothing of the kind.
+        if command.cla & 0x80 == 0, command.cla & 0x10 != 0 {
             guard behaviour.acceptsChaining else { return ResponseAPDU(statusWord: StatusWord(rawValue: 0x6884)) }
             if let h = s.chainHeader, h[1] != command.ins { s.chain = []; s.chainHeader = nil; return ResponseAPDU(statusWord: StatusWord(rawValue: 0x6883)) }
             guard command.data.count <= behaviour.maxCommandData else { return ResponseAPDU(statusWord: .wrongLength) }

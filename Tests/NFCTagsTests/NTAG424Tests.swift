@@ -83,3 +83,132 @@ struct NTAG424SecureMessagingTests {
 
 import SUN
 enum SUNTestKeys { static func aes(_ hex: String) throws -> AES128 { try AES128(key: h(hex)) } }
+
+import VirtualCard
+
+/// NTAG424Tag against the chip-true emulator: detection, EV2, file settings, SDM provisioning
+/// read back and verified by the SUN module, key changes, and each error code the chip gives.
+@Suite("NTAG 424 DNA against the emulator: detect, authenticate, SDM, ChangeKey, error codes")
+struct NTAG424TagTests {
+    let zero = [UInt8](repeating: 0, count: 16)
+
+    func connect(_ model: NTAG424TagModel) throws -> (NTAG424Tag, APDUTransport) {
+        let transport = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model], uid: model.uid)))
+        return (try #require(try NTAG424Tag.detect(transport)), transport)
+    }
+
+    @Test("GetVersion and the factory file settings; a Type 4 tag without the chip is not one")
+    func detect() throws {
+        let (tag, _) = try connect(NTAG424TagModel())
+        #expect(tag.version.productName == "NTAG 424 DNA" && tag.version.uid == NTAG424TagModel().uid)
+        let ndef = try tag.fileSettings(NTAG424Tag.ndefFile)
+        #expect(ndef.read == .free && ndef.write == .free && ndef.change == .key(0) && ndef.size == 256 && ndef.sdm == nil && ndef.commMode == .plain)
+        let proprietary = try tag.fileSettings(NTAG424Tag.proprietaryFile)
+        #expect(proprietary.commMode == .full && proprietary.read == .key(2))
+        let plainType4 = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [Type4TagModel()])))
+        #expect(try NTAG424Tag.detect(plainType4) == nil)
+    }
+
+    @Test("GetFileSettings decoded: AN12196 §5.3's answer (SDM with PICC data, encrypted file data, MAC)")
+    func decodeAN12196() throws {
+        let s = try NTAG424FileSettings(parsing: h("0040EEEE000100D1FE001F00004400004400002000006A0000"))
+        #expect(s.size == 256 && s.read == .free && s.write == .free && s.commMode == .plain)
+        let sdm = try #require(s.sdm)
+        #expect(sdm.mirrorsUID && sdm.mirrorsCounter && sdm.encryptsFileData && sdm.asciiEncoding && sdm.metaRead == .key(0) && sdm.fileRead == .key(0))
+        #expect(sdm.piccDataOffset == 0x1F && sdm.macInputOffset == 0x44 && sdm.encOffset == 0x44 && sdm.encLength == 0x20 && sdm.macOffset == 0x6A)
+        #expect(s.changeData == h("40EEEE") + h("D1FE001F00004400004400002000006A0000"))
+    }
+
+    @Test("ChangeKey of key 0 (AN12196 Table 26): the FULL command byte for byte")
+    func changeKeyVector() throws {
+        let s = try EV2Session(transactionIdentifier: h("7614281A"), encryptionKey: h("4CF3CB41A22583A61E89B158D252FC53"), macKey: h("5529860B2FC5FB6154B7F28361D30BF9"), commandCounter: 3)
+        #expect(try s.wrap(ins: 0xC4, header: [0x00], data: h("5004BF991F408672B1EF00F08F9E8647") + [0x01], mode: .full).bytes
+                == h("90C4000029") + h("00C0EB4DEEFEDDF0B513A03A95A75491818580503190D4D05053FF75668A01D6FDA6610234BDED6432") + [0x00])
+    }
+
+    @Test("SUN provisioning: the URL written through the Type 4 engine, SDM enabled, and every read a fresh tap the SUN module accepts",
+          arguments: ["https://example.com/t?e={picc}&c={mac}", "https://example.com/t?uid={uid}&ctr={ctr}&c={mac}", "https://x.example/?e={picc}&enc={file}&c={mac}"])
+    func provision(_ template: String) throws {
+        let model = NTAG424TagModel()
+        let (tag, transport) = try connect(model)
+        let plan = try SUNURLTemplate(template, fileData: template.contains("{file}") ? Array("secret:0123456!!".utf8) : nil)
+        try Type4Tag.detect(transport).writeNDEF(Array(plan.fileContents.dropFirst(2)))
+        #expect(Array(model.ndefFile.prefix(plan.fileContents.count)) == plan.fileContents)
+        try tag.authenticate(keyNumber: 0, key: zero)
+        var settings = try tag.fileSettings(NTAG424Tag.ndefFile)
+        settings.sdm = plan.settings
+        try tag.changeFileSettings(NTAG424Tag.ndefFile, to: settings)
+        #expect(try tag.fileSettings(NTAG424Tag.ndefFile).sdm == plan.settings)
+        let keys = try SDMKeys(metaRead: zero, fileRead: zero)
+        var counters: [Int] = []
+        for _ in 0..<3 {
+            let served = try tag.plainRead(length: plan.fileContents.count)
+            let message = try NDEFMessage(decoding: Array(served.dropFirst(2)))
+            guard case let .uri(url)? = try message.records.first?.content() else { Issue.record("no URI served"); return }
+            let result = try SUNMessage(url: url).verify(keys: keys)
+            #expect(result.uid == model.uid)
+            if template.contains("{file}") { #expect(result.fileData == Array("secret:0123456!!".utf8)) }
+            counters.append(result.counter ?? -1)
+        }
+        #expect(counters == [1, 2, 3])
+        // Another key cannot verify it.
+        let other = try SDMKeys(metaRead: zero, fileRead: [UInt8](repeating: 9, count: 16))
+        let served = try tag.plainRead(length: plan.fileContents.count)
+        guard case let .uri(url)? = try NDEFMessage(decoding: Array(served.dropFirst(2))).records.first?.content() else { return }
+        #expect(throws: SUNError.self) { try SUNMessage(url: url).verify(keys: other) }
+    }
+
+    @Test("templates the tag cannot serve are refused before anything is written")
+    func badTemplates() {
+        for t in ["https://example.com/t?e={picc}", "https://x/?e={picc}&uid={uid}&c={mac}", "https://x/?c={mac}&enc={file}&e={picc}", "https://x/?e={picc}&c={mac}&d={bogus}",
+                  "https://example.com/" + String(repeating: "a", count: 240) + "?e={picc}&c={mac}", "https://x/?uid={uid}&c={mac}"] {
+            #expect(throws: (any Error).self, "\(t)") { try SUNURLTemplate(t) }
+        }
+    }
+
+    @Test("ChangeKey: key 2 with its CRC, a wrong old key refused (91 1E) and nothing changed; key 0 last, the session ends with it")
+    func changeKeys() throws {
+        let model = NTAG424TagModel()
+        let (tag, _) = try connect(model)
+        try tag.authenticate(keyNumber: 0, key: zero)
+        let k2 = h("00112233445566778899AABBCCDDEEFF"), k0 = h("F0E1D2C3B4A5968778695A4B3C2D1E0F")
+        try tag.changeKey(2, to: k2, from: zero, version: 1)
+        #expect(model.keys[2] == k2 && model.keyVersions[2] == 1)
+        do {
+            try tag.changeKey(3, to: k2, from: k2, version: 1)   // key 3 is still zero: the old key given is wrong
+            Issue.record("a wrong old key was accepted")
+        } catch let e as NTAG424Error {
+            #expect(e.kind == .integrityError)
+        }
+        #expect(model.keys[3] == zero)
+        try tag.authenticate(keyNumber: 0, key: zero)
+        try tag.changeKey(0, to: k0, from: zero, version: 2)
+        #expect(tag.session == nil && model.keys[0] == k0)
+        #expect(throws: NTAG424Error.self) { try tag.authenticate(keyNumber: 0, key: zero) }
+        try tag.authenticate(keyNumber: 0, key: k0)
+        try tag.authenticate(keyNumber: 2, key: k2)
+    }
+
+    @Test("the chip's error codes: 91 AE wrong key, 91 9D no permission, 91 1E a bad MAC, 91 40 no such key, 91 7E a bad length")
+    func errorCodes() throws {
+        let model = NTAG424TagModel()
+        let (tag, transport) = try connect(model)
+        func sw(_ apdu: [UInt8]) throws -> [UInt8] { let w = try transport.send(try CommandAPDU(bytes: apdu)).statusWord; return [w.sw1, w.sw2] }
+        do { try tag.authenticate(keyNumber: 0, key: h("01000000000000000000000000000000")); Issue.record("a wrong key authenticated") } catch let e as NTAG424Error { #expect(e.kind == .authenticationError) }
+        #expect(try sw(h("9071000002070000")) == [0x91, 0x40])
+        #expect(try sw(h("90F5000000")) == [0x91, 0x7E])
+        // ChangeFileSettings with a session of key 1 (the NDEF file's change key is 0).
+        try tag.authenticate(keyNumber: 1, key: zero)
+        do { try tag.changeFileSettings(2, to: try tag.fileSettings(2)); Issue.record("key 1 changed file 2's settings") } catch let e as NTAG424Error { #expect(e.kind == .permissionDenied) }
+        try tag.authenticate(keyNumber: 1, key: zero)
+        do { try tag.changeKey(2, to: zero, from: zero, version: 0); Issue.record("key 1 changed a key") } catch let e as NTAG424Error { #expect(e.kind == .permissionDenied) }
+        // A command whose MAC is off by one bit.
+        try tag.authenticate(keyNumber: 0, key: zero)
+        var forged = try tag.session!.wrap(ins: 0xF5, header: [2], mode: .mac).bytes
+        forged[forged.count - 2] ^= 1
+        #expect(try sw(forged) == [0x91, 0x1E])
+    }
+}
+
+import NDEF
+import SUN

@@ -1,0 +1,195 @@
+import ISO7816
+import NDEF
+import SUN
+
+/// An NTAG 424 DNA (NT4H2421Gx) over any `CardChannel`: the NDEF application, GetVersion, EV2
+/// authentication and secure messaging, file settings with Secure Dynamic Messaging, and key
+/// changes. Its NDEF file is also an ordinary Type 4 tag's (`Type4Tag`), which writes it with the
+/// NFC Forum's do-no-harm procedure.
+public final class NTAG424Tag {
+    public static let applicationID: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
+    /// File numbers: 01 CC (E103), 02 NDEF (E104), 03 proprietary (E105).
+    public static let ccFile: UInt8 = 1, ndefFile: UInt8 = 2, proprietaryFile: UInt8 = 3
+
+    public let transport: APDUTransport
+    public let version: NTAG424Version
+    /// The EV2 session after `authenticate`, nil before (and after key 0 changed).
+    public private(set) var session: EV2Session?
+
+    init(transport: APDUTransport, version: NTAG424Version) {
+        self.transport = transport
+        self.version = version
+    }
+
+    /// Selects the NDEF application and asks GetVersion: the tag when it is an NTAG 424 DNA
+    /// (vendor NXP, type 04), nil for any other card (no application, or another chip).
+    public static func detect(_ transport: APDUTransport) throws -> NTAG424Tag? {
+        guard try selectApplication(transport) else { return nil }
+        var bytes: [UInt8] = []
+        var r = try transport.send(CommandAPDU(cla: 0x90, ins: 0x60, p1: 0, p2: 0, ne: 256))
+        var frames = 0
+        while r.statusWord == StatusWord(rawValue: 0x91AF), frames < 3 {
+            bytes += r.data
+            frames += 1
+            r = try transport.send(CommandAPDU(cla: 0x90, ins: 0xAF, p1: 0, p2: 0, ne: 256))
+        }
+        guard r.statusWord == StatusWord(rawValue: 0x9100) else { return nil }
+        bytes += r.data
+        guard let version = try? NTAG424Version(bytes: bytes), version.hardwareVendor == 0x04, version.hardwareType == 0x04 else { return nil }
+        return NTAG424Tag(transport: transport, version: version)
+    }
+
+    static func selectApplication(_ transport: APDUTransport) throws -> Bool {
+        let r = try transport.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x0C, data: applicationID))
+        return r.statusWord == .success
+    }
+
+    /// AuthenticateEV2First with `keyNumber`; the session it opens signs and encrypts what follows.
+    public func authenticate(keyNumber: UInt8, key: [UInt8]) throws {
+        session = nil
+        session = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key)
+    }
+
+    /// Sends a native command in `mode` (plain without a session) and checks its answer.
+    func command(_ ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], mode: CommMode, what: String) throws -> [UInt8] {
+        guard let session else {
+            let r = try transport.send(CommandAPDU(cla: 0x90, ins: ins, p1: 0, p2: 0, data: header + data, ne: 256))
+            guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, what) }
+            return r.data
+        }
+        let r = try transport.send(try session.wrap(ins: ins, header: header, data: data, mode: mode))
+        return try session.unwrap(r, mode: mode, what: what)
+    }
+
+    /// GetFileSettings (CommMode.MAC in a session, plain outside one).
+    public func fileSettings(_ file: UInt8) throws -> NTAG424FileSettings {
+        try NTAG424FileSettings(parsing: command(0xF5, header: [file], mode: .mac, what: "GetFileSettings of file \(file)"))
+    }
+
+    /// ChangeFileSettings (CommMode.FULL): one command, so the file has its old settings or the
+    /// new ones, never a mix. Needs a session with the file's Change key.
+    public func changeFileSettings(_ file: UInt8, to settings: NTAG424FileSettings) throws {
+        guard session != nil else { throw NTAG424Error(.permissionDenied, "ChangeFileSettings needs an authentication with the file's change key first") }
+        _ = try command(0x5F, header: [file], data: settings.changeData, mode: .full, what: "ChangeFileSettings of file \(file)")
+    }
+
+    /// ChangeKey (CommMode.FULL), in a session opened with key 0. Key 0 itself: the new key and
+    /// its version (the session ends with it). Another key: new ⊕ old, the version and the
+    /// CRC32 of the new key, so a wrong old key is refused (91 1E) instead of leaving a key
+    /// nobody knows.
+    public func changeKey(_ number: UInt8, to new: [UInt8], from old: [UInt8], version: UInt8) throws {
+        guard let session, session.keyNumber == 0 else { throw NTAG424Error(.permissionDenied, "ChangeKey needs an authentication with key 0 first") }
+        guard new.count == 16, old.count == 16, number < 5 else { throw NTAG424Error(.lengthError, "keys are 16 bytes and numbered 0-4") }
+        if number == 0 {
+            // The answer carries no MAC: the session's keys are gone with key 0.
+            let r = try transport.send(try session.wrap(ins: 0xC4, header: [0], data: new + [version], mode: .full))
+            self.session = nil
+            guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, "ChangeKey 0") }
+            return
+        }
+        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + ntagCRC32(new), mode: .full, what: "ChangeKey \(number)")
+    }
+
+    /// GetKeyVersion of `number`.
+    public func keyVersion(_ number: UInt8) throws -> UInt8 {
+        let answer = try command(0x64, header: [number], mode: .mac, what: "GetKeyVersion \(number)")
+        guard answer.count == 1 else { throw NTAG424Error(.malformed, "GetKeyVersion answered \(answer.count) bytes") }
+        return answer[0]
+    }
+
+    /// GetCardUID (CommMode.FULL): the real UID even with random ID on.
+    public func cardUID() throws -> [UInt8] {
+        try command(0x51, mode: .full, what: "GetCardUID")
+    }
+
+    /// The NDEF file as a phone reads it without a key: ISO SELECT E104 and READ BINARY of
+    /// `length` bytes — with SDM on, the mirrors filled and the read counter moved on.
+    public func plainRead(length: Int) throws -> [UInt8] {
+        let s = try transport.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0xE1, 0x04]))
+        guard s.statusWord == .success else { throw NTAG424Error.status(s.statusWord, "SELECT of the NDEF file") }
+        var out: [UInt8] = []
+        while out.count < length {
+            let want = min(255, length - out.count)
+            let r = try transport.send(CommandAPDU(cla: 0, ins: 0xB0, p1: UInt8(out.count >> 8), p2: UInt8(out.count & 0xFF), ne: want))
+            guard r.statusWord == .success || r.statusWord == .endOfFileReached, !r.data.isEmpty else { throw NTAG424Error.status(r.statusWord, "READ BINARY of the NDEF file") }
+            out += r.data
+            if r.statusWord == .endOfFileReached { break }
+        }
+        return out
+    }
+}
+
+/// A SUN URL template (`https://example.com/t?e={picc}&c={mac}`, `…?uid={uid}&ctr={ctr}&c={mac}`,
+/// `…?e={picc}&enc={file}&c={mac}`) turned into the URI record to write and the SDM settings whose
+/// offsets point into it.
+public struct SUNURLTemplate: Sendable, Hashable {
+    /// The URI the NDEF file holds, the placeholders filled with ASCII zeros of their length.
+    public var uri: String
+    public var settings: SDMSettings
+    /// The NDEF file: NLEN and the one-record message.
+    public var fileContents: [UInt8]
+
+    /// Placeholder lengths in ASCII hex: {picc} 32, {uid} 14, {ctr} 6, {file} 32 (16 bytes of file
+    /// data; the text the tag encrypts), {mac} 16.
+    public static let lengths: [String: Int] = ["{picc}": 32, "{uid}": 14, "{ctr}": 6, "{file}": 32, "{mac}": 16]
+
+    /// - Parameters:
+    ///   - template: the URL with placeholders.
+    ///   - metaReadKey, fileReadKey: the keys of the PICC data and of the MAC (and file data).
+    ///   - fileData: with `{file}`, the 16 bytes of text the tag encrypts on every read.
+    ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
+    public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil, fileSize: Int = 256) throws {
+        var uri = ""
+        var positions: [String: Int] = [:]
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            uri += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { throw NTAG424Error(.malformed, "an unclosed placeholder in the template") }
+            let name = String(rest[open...close])
+            guard let length = Self.lengths[name] else {
+                throw NTAG424Error(.malformed, "unknown placeholder \(name); known: {picc}, {uid}, {ctr}, {file}, {mac}")
+            }
+            guard positions[name] == nil else { throw NTAG424Error(.malformed, "\(name) appears twice in the template") }
+            positions[name] = uri.utf8.count
+            uri += name == "{file}" ? String(decoding: fileData ?? [UInt8](repeating: 0x30, count: 16), as: UTF8.self) + String(repeating: "0", count: 16) : String(repeating: "0", count: length)
+            rest = rest[rest.index(after: close)...]
+        }
+        uri += rest
+        guard positions["{mac}"] != nil else { throw NTAG424Error(.malformed, "the template has no {mac}: without a MAC a tap proves nothing") }
+        let picc = positions["{picc}"] != nil, plain = positions["{uid}"] != nil || positions["{ctr}"] != nil
+        guard picc != plain else { throw NTAG424Error(.malformed, "give {picc} (encrypted UID and counter), or {uid} and {ctr} in the clear, not both and not neither") }
+        guard picc || (positions["{uid}"] != nil && positions["{ctr}"] != nil) else { throw NTAG424Error(.malformed, "plain mirroring needs both {uid} and {ctr}") }
+        if let data = fileData, data.count != 16 { throw NTAG424Error(.malformed, "{file}'s data is 16 bytes, not \(data.count)") }
+        guard positions["{file}"] == nil || picc else { throw NTAG424Error(.malformed, "{file} needs {picc}: its IV comes from the read counter") }
+        if let f = positions["{file}"], let m = positions["{mac}"], f > m { throw NTAG424Error(.malformed, "{file} must come before {mac}: the MAC covers it") }
+        let record = NDEFRecord.uri(uri)
+        let message = try NDEFMessage(records: [record]).encoded()
+        // In the file: NLEN (2), the record header (flags, type length, payload length), the type
+        // "U", the prefix code, then the URI without the prefix the code abbreviates.
+        let abbreviated = uri.utf8.count - (record.payload.count - 1)
+        guard positions.values.allSatisfy({ $0 >= abbreviated }) else { throw NTAG424Error(.malformed, "a placeholder inside the URL's scheme") }
+        guard message.count + 2 <= fileSize else {
+            throw NTAG424Error(.lengthError, "the URL makes a \(message.count)-byte message; the NDEF file holds \(fileSize - 2)")
+        }
+        guard message.count < 256, record.payload.count < 256 else { throw NTAG424Error(.lengthError, "the URL is too long for a short record") }
+        func offset(_ name: String) -> Int? { positions[name].map { 2 + 3 + 1 + 1 + $0 - abbreviated } }
+        var s = SDMSettings()
+        s.metaRead = picc ? .key(metaReadKey) : .free
+        s.fileRead = .key(fileReadKey)
+        s.mirrorsUID = true
+        s.mirrorsCounter = true
+        s.counterLimit = counterLimit
+        s.piccDataOffset = offset("{picc}")
+        s.uidOffset = offset("{uid}")
+        s.counterOffset = offset("{ctr}")
+        s.encryptsFileData = positions["{file}"] != nil
+        s.encOffset = offset("{file}")
+        s.encLength = s.encryptsFileData ? 32 : nil
+        s.macOffset = offset("{mac}")
+        // The MAC covers the encrypted file data up to the MAC (as verifiers cut it), else nothing.
+        s.macInputOffset = s.encOffset ?? s.macOffset
+        settings = s
+        self.uri = uri
+        fileContents = [UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
+    }
+}
