@@ -51,14 +51,23 @@ public final class NTAG424Tag {
     }
 
     /// Sends a native command in `mode` (plain without a session) and checks its answer.
-    func command(_ ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], mode: CommMode, what: String) throws -> [UInt8] {
+    /// `secret`: the command's data carries key material (encrypted, but traces and recordings
+    /// show it as `**` all the same).
+    func command(_ ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], mode: CommMode, what: String, secret: Bool = false) throws -> [UInt8] {
         guard let session else {
             let r = try transport.send(CommandAPDU(cla: 0x90, ins: ins, p1: 0, p2: 0, data: header + data, ne: 256))
             guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, what) }
             return r.data
         }
-        let r = try transport.send(try session.wrap(ins: ins, header: header, data: data, mode: mode))
+        let r = try send(try session.wrap(ins: ins, header: header, data: data, mode: mode), secretAfter: secret ? header.count : nil)
         return try session.unwrap(r, mode: mode, what: what)
+    }
+
+    /// Sends `apdu`, its data after `secretAfter` bytes marked secret for observers.
+    func send(_ apdu: CommandAPDU, secretAfter: Int?) throws -> ResponseAPDU {
+        guard let skip = secretAfter else { return try transport.send(apdu) }
+        let length = apdu.bytes.count
+        return try transport.send(apdu, secret: (5 + skip)..<(length - 1))
     }
 
     /// GetFileSettings (CommMode.MAC in a session, plain outside one).
@@ -82,12 +91,12 @@ public final class NTAG424Tag {
         guard new.count == 16, old.count == 16, number < 5 else { throw NTAG424Error(.lengthError, "keys are 16 bytes and numbered 0-4") }
         if number == 0 {
             // The answer carries no MAC: the session's keys are gone with key 0.
-            let r = try transport.send(try session.wrap(ins: 0xC4, header: [0], data: new + [version], mode: .full))
+            let r = try send(try session.wrap(ins: 0xC4, header: [0], data: new + [version], mode: .full), secretAfter: 1)
             self.session = nil
             guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, "ChangeKey 0") }
             return
         }
-        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + ntagCRC32(new), mode: .full, what: "ChangeKey \(number)")
+        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + ntagCRC32(new), mode: .full, what: "ChangeKey \(number)", secret: true)
     }
 
     /// GetKeyVersion of `number`.

@@ -92,6 +92,9 @@ extension APDUCommand {
         @Flag(help: "Emulate an NFC Forum Type 4 tag (with --ndef, --mle, --mlc, --file-size, --mapping, --read-only).")
         var type4 = false
 
+        @Flag(help: "Emulate an NTAG 424 DNA as shipped (all-zero keys, empty NDEF file): EV2, secure messaging, SDM.")
+        var ntag424 = false
+
         @Option(help: ArgumentHelp("Type 4: the NDEF message to hold (raw or hex file); changes are saved back with --save.", valueName: "file"))
         var ndef: String?
 
@@ -149,8 +152,8 @@ extension APDUCommand {
         func validate() throws {
             if classic == nil && formatted { throw ValidationError("--formatted is for --classic") }
             if classic != nil && (readerModel ?? .storageOnly) != .storageOnly { throw ValidationError("--classic: the card sits behind a storage reader (its Part 3 pseudo-APDUs); --reader-model is not for it") }
-            if [classic != nil, type2 != nil, type4, type5 != nil, type3 != nil, replay != nil, script != nil].filter({ $0 }).count > 1 {
-                throw ValidationError("--classic, --type2, --type3, --type4, --type5, --replay and --script exclude each other")
+            if [classic != nil, type2 != nil, type4, ntag424, type5 != nil, type3 != nil, replay != nil, script != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("--classic, --type2, --type3, --type4, --ntag424, --type5, --replay and --script exclude each other")
             }
             if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
             if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
@@ -237,6 +240,10 @@ extension APDUCommand {
                     let dialect = readerModel ?? .transparent
                     model = ContactlessReader(dialect, tag: FeliCaTagModel(chip: chip))
                     description = "\(chip.name) (Type 3, \(chip.userBlocks) user blocks) behind a \(dialect.rawValue) reader"
+                } else if ntag424 {
+                    let tag = NTAG424TagModel()
+                    model = ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid)
+                    description = "NTAG 424 DNA as shipped (UID \(tag.uid.hexString), all-zero keys)"
                 } else if type4 {
                     var c = Type4TagModel.Configuration()
                     c.version = mapping == "3.0" ? 0x30 : 0x20

@@ -50,8 +50,8 @@ extension APDUCommand {
             try reportingFailures {
                 let keys: SDMKeys
                 do {
-                    keys = try SDMKeys(metaRead: try Self.key(file: metaKeyFile, option: "--meta-key-file", environment: "APDU_SDM_META_KEY"),
-                                       fileRead: try Self.key(file: fileKeyFile, option: "--file-key-file", environment: "APDU_SDM_FILE_KEY"))
+                    keys = try SDMKeys(metaRead: try aesKey(file: metaKeyFile, option: "--meta-key-file", environment: "APDU_SDM_META_KEY"),
+                                       fileRead: try aesKey(file: fileKeyFile, option: "--file-key-file", environment: "APDU_SDM_FILE_KEY"))
                 } catch let e as SUNError { throw Failure(.usage, e.message) }
                 let message: SUNMessage
                 do { message = try SUNMessage(url: url, template: template.map { try SUNTemplate(url: $0) } ?? .common) } catch let e as SUNError {
@@ -87,26 +87,6 @@ extension APDUCommand {
             guard let result else { return }
             Terminal.print("valid: UID \(result.uid.hexString)" + (result.counter.map { ", read counter \($0)" } ?? "") + " (\(result.encryption.rawValue))")
             if let data = result.fileData { Terminal.print("file data: \(Hex.encode(data, separator: " "))  |\(Terminal.ascii(data))|") }
-        }
-
-        /// 16 bytes of key from `file` (32 hex digits; separators and '#' comments allowed), else
-        /// from the variable `environment`. The text is never shown in an error.
-        static func key(file: String?, option: String, environment: String) throws -> [UInt8] {
-            let text: String
-            if let file {
-                guard let data = FileManager.default.contents(atPath: file) else { throw Failure(.usage, "\(option): cannot read '\(Terminal.safe(file))'") }
-                text = TextInput.normalized([UInt8](data))
-            } else if let value = ProcessInfo.processInfo.environment[environment], !value.isEmpty {
-                text = value
-            } else {
-                throw Failure(.usage, "no key: give \(option) or set $\(environment)")
-            }
-            let digits = text.split(separator: "\n").map { $0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "" }.joined()
-                .filter { !" \t:,-".contains($0) }
-            guard let key = try? Hex.decode(digits), key.count == 16 else {
-                throw Failure(.usage, "\(file == nil ? "$" + environment : option): an AES-128 key is 32 hex digits (the value is not shown)")
-            }
-            return key
         }
     }
 }

@@ -38,6 +38,7 @@ struct Failure: Error, CustomStringConvertible {
         case let e as PCSCError: self = e.failure
         case let e as ReaderError: self = e.failure
         case let e as TagError: self = e.failure
+        case let e as NTAG424Error: self = e.failure
         case let e as WriteInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) during the write; \(e.state.words(old: "the previous message", new: "the new message"))")
         case let e as LockInterrupted: self.init(Self.status(of: e.underlying), "\(Self.reason(e.underlying)) while trying to \(e.step)")
         case let e as BackupError: self.init(.ioError, e.message)
