@@ -132,8 +132,12 @@ public final class NTAG424Tag {
 /// `…?e={picc}&enc={file}&c={mac}`) turned into the URI record to write and the SDM settings whose
 /// offsets point into it.
 public struct SUNURLTemplate: Sendable, Hashable {
-    /// The URI the NDEF file holds, the placeholders filled with ASCII zeros of their length.
+    /// The URI the NDEF file holds, the placeholders filled with ASCII zeros of their length
+    /// ({file} with its data, then zeros).
     public var uri: String
+    /// The URI with every placeholder's characters as `0`: what a served URL must match outside
+    /// the hex the tag mirrors there.
+    public var shape: String
     public var settings: SDMSettings
     /// The NDEF file: NLEN and the one-record message.
     public var fileContents: [UInt8]
@@ -148,11 +152,12 @@ public struct SUNURLTemplate: Sendable, Hashable {
     ///   - fileData: with `{file}`, the 16 bytes of text the tag encrypts on every read.
     ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
     public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil, fileSize: Int = 256) throws {
-        var uri = ""
+        var uri = "", shape = ""
         var positions: [String: Int] = [:]
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             uri += rest[..<open]
+            shape += rest[..<open]
             guard let close = rest[open...].firstIndex(of: "}") else { throw NTAG424Error(.malformed, "an unclosed placeholder in the template") }
             let name = String(rest[open...close])
             guard let length = Self.lengths[name] else {
@@ -161,9 +166,11 @@ public struct SUNURLTemplate: Sendable, Hashable {
             guard positions[name] == nil else { throw NTAG424Error(.malformed, "\(name) appears twice in the template") }
             positions[name] = uri.utf8.count
             uri += name == "{file}" ? String(decoding: fileData ?? [UInt8](repeating: 0x30, count: 16), as: UTF8.self) + String(repeating: "0", count: 16) : String(repeating: "0", count: length)
+            shape += String(repeating: "0", count: length)
             rest = rest[rest.index(after: close)...]
         }
         uri += rest
+        shape += rest
         guard positions["{mac}"] != nil else { throw NTAG424Error(.malformed, "the template has no {mac}: without a MAC a tap proves nothing") }
         let picc = positions["{picc}"] != nil, plain = positions["{uid}"] != nil || positions["{ctr}"] != nil
         guard picc != plain else { throw NTAG424Error(.malformed, "give {picc} (encrypted UID and counter), or {uid} and {ctr} in the clear, not both and not neither") }
@@ -199,6 +206,7 @@ public struct SUNURLTemplate: Sendable, Hashable {
         s.macInputOffset = s.encOffset ?? s.macOffset
         settings = s
         self.uri = uri
+        self.shape = shape
         fileContents = [UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
     }
 }

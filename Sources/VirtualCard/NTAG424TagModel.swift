@@ -62,6 +62,12 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         state = Locked(s)
     }
 
+    /// Takes `other`'s non-volatile state: files, keys, key versions and the read counter.
+    public func restoreState(from other: NTAG424TagModel) {
+        let s = other.state.current
+        state.withLock { $0.files = s.files; $0.keys = s.keys; $0.keyVersions = s.keyVersions; $0.readCounter = s.readCounter }
+    }
+
     /// The NDEF file's bytes as stored (without SDM mirroring).
     public var ndefFile: [UInt8] { state.current.files[2]!.data }
     public var readCounter: Int { state.current.readCounter }

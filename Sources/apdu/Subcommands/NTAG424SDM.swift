@@ -57,53 +57,27 @@ extension APDUCommand {
                 let plan = try plan()
                 let key = try aesKey(file: keyFile, option: "--key-file", environment: "APDU_NTAG424_KEY")
                 let template = try SUNTemplate(url: url)
-                let outcome = try withNTAG424(readerOptions, traceOptions) { reader, _, transport, tag in
-                    let before = try tag.fileSettings(NTAG424Tag.ndefFile)
-                    guard case let .key(changeKey) = before.change else {
-                        throw Failure(.refused, "the NDEF file's settings can \(before.change == .never ? "never" : "be changed by anyone, which this tool does not leave so; nothing was written, and") be changed")
-                    }
-                    guard plan.fileContents.count <= before.size else {
-                        throw Failure(.badData, "the URL needs \(plan.fileContents.count) bytes; the NDEF file holds \(before.size); nothing was written")
-                    }
-                    // 0. The key, proved before anything is written (a wrong key changes nothing).
-                    try tag.authenticate(keyNumber: changeKey, key: key)
-                    // 1. The URL, by the Type 4 procedure: old, empty or new message at every moment.
-                    // (Selecting the application for it ends the session; it is opened again after.)
+                let outcome = try withNTAG424(readerOptions, traceOptions) { reader, _, _, tag in
                     var backupPath: String?
                     let restore = { (path: String) in "apdu ndef-write -r \(Terminal.shellQuoted(reader)) --restore \(Terminal.shellQuoted(path))" }
                     do {
-                        try Type4Tag.detect(transport).replaceNDEF(with: Array(plan.fileContents.dropFirst(2))) { backup in
-                            backupPath = try DirectoryBackupStore.standard.save(backup, reader: reader)
+                        let served = try tag.provisionSDM(plan, key: key) { backup in backupPath = try DirectoryBackupStore.standard.save(backup, reader: reader) }
+                        _ = try SUNMessage(url: served, template: template)
+                        return (reader, served, plan.settings, backupPath)
+                    } catch let e as SDMProvisioningInterrupted {
+                        let f = Failure(e.underlying)
+                        let back = backupPath.map { "put the previous message back with: \(restore($0))" }
+                        switch e.stage {
+                        case .pausingSDM:
+                            throw Failure(f.status, "\(f.message) while turning the old SDM off; the tag holds its previous URL, with SDM on or off: run this command again to finish")
+                        case let .writingURL(state):
+                            throw Failure(f.status, "\(f.message) while writing the URL; \(state.words(old: "the previous message", new: "the new URL")), SDM settings unchanged" + (back.map { "; \($0)" } ?? ""))
+                        case .enablingSDM:
+                            throw Failure(f.status, "\(f.message) while enabling SDM; the tag holds the new URL with its previous file settings or the new ones: run this command again to finish" + (back.map { ", or \($0)" } ?? ""))
+                        case .checking:
+                            throw Failure(f.status, "\(f.message) after SDM was enabled: check what the tag serves with apdu ndef-read -r \(Terminal.shellQuoted(reader))")
                         }
-                    } catch let e as WriteInterrupted {
-                        var f = Failure(e)
-                        if let backupPath { f.message += "; SDM settings unchanged; restore the previous message with: \(restore(backupPath))" }
-                        throw f
                     }
-                    // 2. SDM, in one ChangeFileSettings: the old settings or the new ones.
-                    guard try NTAG424Tag.detect(transport) != nil else { throw Failure(.ioError, "the tag went away after the write") }
-                    var after = before
-                    after.read = .free
-                    after.sdm = plan.settings
-                    do {
-                        try tag.authenticate(keyNumber: changeKey, key: key)
-                        try tag.changeFileSettings(NTAG424Tag.ndefFile, to: after)
-                    } catch {
-                        let f = Failure(error)
-                        let rerun = "run this command again to finish" + (backupPath.map { ", or put the previous message back with: \(restore($0))" } ?? "")
-                        throw Failure(f.status, "\(f.message); the tag holds the new URL with its previous file settings (SDM not enabled): \(rerun)")
-                    }
-                    // 3. What a phone reads now: the template's shape, a fresh SUN message.
-                    let served = try tag.plainRead(length: plan.fileContents.count)
-                    let message = try NDEFMessage(decoding: Array(served.dropFirst(2)))
-                    guard case let .uri(uri)? = try message.records.first?.content() else {
-                        throw Failure(.unexpected, "the tag serves no URI record after provisioning")
-                    }
-                    _ = try SUNMessage(url: uri, template: template)
-                    guard Self.sameShape(uri, plan.uri) else {
-                        throw Failure(.unexpected, "the tag serves '\(Terminal.safe(uri))', which does not have the template's shape")
-                    }
-                    return (reader, uri, plan.settings, backupPath)
                 }
                 if output.json {
                     Terminal.print(JSON.object([
@@ -116,13 +90,6 @@ extension APDUCommand {
                     if let backup = outcome.3 { Terminal.print("backup of the previous message: \(backup)") }
                 }
             }
-        }
-
-        /// The served URL and the template agree outside the placeholders' characters (hex there).
-        static func sameShape(_ served: String, _ planned: String) -> Bool {
-            let a = Array(served.utf8), b = Array(planned.utf8)
-            guard a.count == b.count else { return false }
-            return zip(a, b).allSatisfy { x, y in x == y || (y == UInt8(ascii: "0") && (UInt8(ascii: "0")...UInt8(ascii: "9") ~= x || UInt8(ascii: "A")...UInt8(ascii: "F") ~= x)) }
         }
     }
 }

@@ -1,0 +1,103 @@
+import ISO7816
+import NDEF
+import SUN
+
+/// Where an SDM provisioning stopped, and what the tag holds then.
+public struct SDMProvisioningInterrupted: Error, CustomStringConvertible {
+    public enum Stage: Sendable, Hashable {
+        /// Turning the old SDM off before the URL changes (a file with SDM on serves mirrors, so
+        /// a write could not be read back): the tag holds the old URL with the old settings, or
+        /// with SDM off (serving zeros where the mirrors were).
+        case pausingSDM
+        /// Writing the URL: the tag holds what `WriteInterrupted.state` says, with its old settings.
+        case writingURL(WriteInterrupted.TagState)
+        /// Enabling SDM: the tag holds the new URL, with its old settings or (if the answer was
+        /// lost) the new ones; the same provisioning again finishes it.
+        case enablingSDM
+        /// Reading back: SDM was enabled; what the tag serves could not be checked.
+        case checking
+    }
+    public var stage: Stage
+    public var underlying: any Error
+    /// The backup of the previous message, when one was made.
+    public var backup: TagBackup?
+    public var description: String {
+        switch stage {
+        case .pausingSDM: return "interrupted while turning the old SDM off (the tag holds the old URL): \(underlying)"
+        case let .writingURL(state): return "interrupted while writing the URL (\(state)): \(underlying)"
+        case .enablingSDM: return "interrupted while enabling SDM (the tag holds the new URL): \(underlying)"
+        case .checking: return "SDM enabled, but the read-back failed: \(underlying)"
+        }
+    }
+}
+
+extension NTAG424Tag {
+    /// Provisions Secure Unique NFC on the NDEF file, in the order that leaves every cut safe:
+    ///
+    /// 1. an authentication with the file's change key proves `key` before anything is written;
+    ///    a file with SDM on has it turned off first (a file that mirrors cannot be read back);
+    /// 2. the URL goes in by the Type 4 procedure (`Type4Tag.replaceNDEF`: old, empty or new
+    ///    message at every moment), the old message handed to `keep` first;
+    /// 3. ChangeFileSettings enables SDM in one command (old settings or new, never a mix), the
+    ///    NDEF file left readable without a key (background reading);
+    /// 4. a plain read, as a phone makes it, must serve a URL of the template's shape.
+    ///
+    /// - Returns: the URL the tag served to the check (its read counter is now 1 or more).
+    /// - Throws: `NTAG424Error` or the channel's errors before anything was written;
+    ///   `SDMProvisioningInterrupted` after.
+    public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws -> String {
+        let before = try fileSettings(Self.ndefFile)
+        guard case let .key(changeKey) = before.change else {
+            throw NTAG424Error(.permissionDenied, "the NDEF file's settings can \(before.change == .never ? "never be changed" : "be changed by anyone; this tool does not provision such a file"); nothing was written")
+        }
+        guard plan.fileContents.count <= before.size else {
+            throw NTAG424Error(.lengthError, "the URL needs \(plan.fileContents.count) bytes; the NDEF file holds \(before.size); nothing was written")
+        }
+        try authenticate(keyNumber: changeKey, key: key)
+        if before.sdm != nil {
+            var paused = before
+            paused.sdm = nil
+            do { try changeFileSettings(Self.ndefFile, to: paused) } catch {
+                throw SDMProvisioningInterrupted(stage: .pausingSDM, underlying: error, backup: nil)
+            }
+        }
+        var backup: TagBackup?
+        do {
+            try Type4Tag.detect(transport).replaceNDEF(with: Array(plan.fileContents.dropFirst(2))) { b in
+                backup = b
+                try keep(b)
+            }
+        } catch let e as WriteInterrupted {
+            throw SDMProvisioningInterrupted(stage: .writingURL(e.state), underlying: e.underlying, backup: backup)
+        }
+        var after = before
+        after.read = .free
+        after.sdm = plan.settings
+        do {
+            // Selecting the application for the write ended the session: a new one.
+            guard try Self.selectApplication(transport) else { throw NTAG424Error(.refused, "the NDEF application is gone") }
+            try authenticate(keyNumber: changeKey, key: key)
+            try changeFileSettings(Self.ndefFile, to: after)
+        } catch {
+            throw SDMProvisioningInterrupted(stage: .enablingSDM, underlying: error, backup: backup)
+        }
+        do {
+            let served = try plainRead(length: plan.fileContents.count)
+            let message = try NDEFMessage(decoding: Array(served.dropFirst(2)))
+            guard case let .uri(uri)? = try message.records.first?.content() else {
+                throw NTAG424Error(.malformed, "the tag serves no URI record")
+            }
+            guard Self.sameShape(uri, plan.shape) else { throw NTAG424Error(.malformed, "the tag serves a URL that does not have the template's shape") }
+            return uri
+        } catch {
+            throw SDMProvisioningInterrupted(stage: .checking, underlying: error, backup: backup)
+        }
+    }
+
+    /// The served URL and the planned one agree outside the placeholders (hex digits there).
+    static func sameShape(_ served: String, _ planned: String) -> Bool {
+        let a = Array(served.utf8), b = Array(planned.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (y == UInt8(ascii: "0") && (UInt8(ascii: "0")...UInt8(ascii: "9") ~= x || UInt8(ascii: "A")...UInt8(ascii: "F") ~= x)) }
+    }
+}
