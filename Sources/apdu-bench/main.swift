@@ -6,6 +6,7 @@ import NFCTags
 import PCSC
 import SUN
 import TagReader
+import VirtualCard
 
 #if canImport(Glibc)
 import Glibc
@@ -278,6 +279,39 @@ func benchPageMap(reader: String) throws -> Never {
     let bytes = map.rows.count * 4
     print("\(map.rows.count) \(reads) \(identity) \((bytes + commands.maxAnswerBytes - 1) / commands.maxAnswerBytes)")
     exit(0)
+}
+
+/// `apdu-bench provision`: the exchanges of `NTAG424Tag.provisionSDM` on an emulated factory
+/// NTAG 424 DNA, by kind. Prints "total select getversion getfilesettings authenticate type4 changefilesettings readback".
+func benchProvision() throws -> Never {
+    let model = NTAG424TagModel()
+    var kinds: [String: Int] = [:]
+    var phase = "detect"
+    let transport = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model], uid: model.uid))) { e in
+        let c = e.command
+        let kind: String
+        switch (c[0], c[1]) {
+        case (0x90, 0x60), (0x90, 0xAF) where phase == "detect": kind = "getversion"
+        case (0x90, 0x71), (0x90, 0xAF): kind = "authenticate"
+        case (0x90, 0xF5): kind = "getfilesettings"
+        case (0x90, 0x5F): kind = "changefilesettings"
+        case (0x00, 0xA4) where c.count > 4 && c[2] == 0x04: kind = "select"
+        default: kind = phase == "readback" ? "readback" : "type4"
+        }
+        kinds[kind, default: 0] += 1
+        if c[0] == 0x90 && c[1] == 0x5F { phase = "readback" }
+        if c[0] == 0x90 && c[1] == 0xF5 { phase = "write" }
+    }
+    let tag = try NTAG424Tag.detect(transport)!
+    let plan = try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}")
+    _ = try tag.provisionSDM(plan, key: [UInt8](repeating: 0, count: 16)) { _ in }
+    let order = ["select", "getversion", "getfilesettings", "authenticate", "type4", "changefilesettings", "readback"]
+    print(([kinds.values.reduce(0, +)] + order.map { kinds[$0] ?? 0 }).map(String.init).joined(separator: " "))
+    exit(0)
+}
+
+if arguments.count == 2, arguments[1] == "provision" {
+    do { try benchProvision() } catch { print("\(error)"); exit(74) }
 }
 
 /// `apdu-bench sun N`: N verifications of a SUN URL in the library on one thread, parsing
