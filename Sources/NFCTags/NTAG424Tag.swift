@@ -148,8 +148,10 @@ public struct SUNURLTemplate: Sendable, Hashable {
 
     /// - Parameters:
     ///   - template: the URL with placeholders.
-    ///   - metaReadKey, fileReadKey: the keys of the PICC data and of the MAC (and file data).
+    ///   - metaReadKey: the key that encrypts the PICC data (SDMMetaReadKey).
+    ///   - fileReadKey: the key of the MAC and the file data (SDMFileReadKey).
     ///   - fileData: with `{file}`, the 16 bytes of text the tag encrypts on every read.
+    ///   - counterLimit: SDMReadCtrLimit: the reads after which the tag stops serving (nil: none).
     ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
     public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil, fileSize: Int = 256) throws {
         var uri = "", shape = ""
