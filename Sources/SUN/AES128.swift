@@ -72,6 +72,13 @@ public final class AES128: @unchecked Sendable {
     /// AES-CMAC (NIST SP 800-38B, RFC 4493): the full 16-byte tag.
     public func cmac(_ message: [UInt8]) -> [UInt8] {
         let (k1, k2) = cmacSubkeys()
+        return Self.cmac(message, k1: k1, k2: k2) { encrypt(block: $0) }
+    }
+
+    /// CMAC's chaining over any 16-byte block function (AES here, the LRP evaluation in
+    /// CMAC_LRP): each block XORed into the state and enciphered, the last one padded (80 00…)
+    /// and XORed with K2, or complete and XORed with K1.
+    static func cmac(_ message: [UInt8], k1: [UInt8], k2: [UInt8], cipher: ([UInt8]) -> [UInt8]) -> [UInt8] {
         let complete = !message.isEmpty && message.count % 16 == 0
         let blocks = max(1, (message.count + 15) / 16)
         var x = [UInt8](repeating: 0, count: 16)
@@ -85,7 +92,7 @@ public final class AES128: @unchecked Sendable {
                 for i in 0..<16 { block[i] ^= k[i] }
             }
             for i in 0..<16 { block[i] ^= x[i] }
-            x = encrypt(block: block)
+            x = cipher(block)
         }
         return x
     }

@@ -48,29 +48,22 @@ public struct LRP: Sendable {
     /// LRICB decryption (no padding): block i is D(eval(r + i), c_i), the counter `r` counted as a
     /// big-endian number of its own width that wraps to zero.
     public func decrypt(_ data: [UInt8], counter: [UInt8]) throws(SUNError) -> [UInt8] {
-        guard data.count % 16 == 0, !data.isEmpty else { throw SUNError(.malformed, "\(data.count) bytes of LRP ciphertext, not whole 16-byte blocks") }
-        var r = counter
-        var out: [UInt8] = []
-        var start = 0
-        while start < data.count {
-            out += (try AES128(key: evaluate(r))).decrypt(block: Array(data[start..<(start + 16)]))
-            for i in stride(from: r.count - 1, through: 0, by: -1) {
-                r[i] &+= 1
-                if r[i] != 0 { break }
-            }
-            start += 16
-        }
-        return out
+        try lricb(data, counter: counter, what: "ciphertext") { $0.decrypt(block: $1) }
     }
 
     /// LRICB encryption (no padding), the inverse of `decrypt`.
     public func encrypt(_ data: [UInt8], counter: [UInt8]) throws(SUNError) -> [UInt8] {
-        guard data.count % 16 == 0, !data.isEmpty else { throw SUNError(.malformed, "\(data.count) bytes of LRP plaintext, not whole 16-byte blocks") }
+        try lricb(data, counter: counter, what: "plaintext") { $0.encrypt(block: $1) }
+    }
+
+    /// LRICB's loop: block i goes through `operation` under the key eval(r + i).
+    private func lricb(_ data: [UInt8], counter: [UInt8], what: String, _ operation: (AES128, [UInt8]) -> [UInt8]) throws(SUNError) -> [UInt8] {
+        guard data.count % 16 == 0, !data.isEmpty else { throw SUNError(.malformed, "\(data.count) bytes of LRP \(what), not whole 16-byte blocks") }
         var r = counter
         var out: [UInt8] = []
         var start = 0
         while start < data.count {
-            out += (try AES128(key: evaluate(r))).encrypt(block: Array(data[start..<(start + 16)]))
+            out += operation(try AES128(key: evaluate(r)), Array(data[start..<(start + 16)]))
             for i in stride(from: r.count - 1, through: 0, by: -1) {
                 r[i] &+= 1
                 if r[i] != 0 { break }
@@ -84,21 +77,6 @@ public struct LRP: Sendable {
     /// LRP evaluation in place of the block cipher.
     public func cmac(_ message: [UInt8]) -> [UInt8] {
         let k1 = AES128.double(evaluate([UInt8](repeating: 0, count: 16))), k2 = AES128.double(k1)
-        let complete = !message.isEmpty && message.count % 16 == 0
-        let blocks = max(1, (message.count + 15) / 16)
-        var y = [UInt8](repeating: 0, count: 16)
-        for b in 0..<blocks {
-            var block = [UInt8](repeating: 0, count: 16)
-            let start = b * 16, end = min(start + 16, message.count)
-            for i in start..<end { block[i - start] = message[i] }
-            if b == blocks - 1 {
-                if !complete { block[end - start] = 0x80 }
-                let k = complete ? k1 : k2
-                for i in 0..<16 { block[i] ^= k[i] }
-            }
-            for i in 0..<16 { block[i] ^= y[i] }
-            y = evaluate(block)
-        }
-        return y
+        return AES128.cmac(message, k1: k1, k2: k2) { evaluate($0) }
     }
 }
