@@ -160,9 +160,10 @@ extension APDUCommand {
             let details: [(String, JSON)] = [
                 ("capabilityContainer", .hex(cc.bytes)), ("dataAreaSize", .int(cc.dataAreaSize)),
                 ("reachableCapacity", .int(t2.reachableCapacity)), ("chipCapacity", t2.chipCapacity.map(JSON.int) ?? .null),
-                ("chip", .string(t2.chip.name)),
+                ("chip", .string(t2.chip.name)), ("chipProven", .bool(t2.chip.proven)), ("chipEvidence", .string(t2.chip.evidence)),
                 ("locks", .object([("ccWriteAccess", .int(Int(locks.ccWriteAccess))), ("staticLockBytes", .hex(locks.staticLockBytes)),
-                                   ("dynamicLockBytes", .array(dynamic)), ("lockedPages", .array(ranges.map(JSON.string))),
+                                   ("dynamicLockBytes", .array(dynamic)), ("dynamicLockBytesUnknown", JSON.optional(locks.unknownDynamicLocks)),
+                                   ("lockedPages", .array(ranges.map(JSON.string))),
                                    ("password", .string(locks.password.description)),
                                    ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))])),
             ]
@@ -176,6 +177,7 @@ extension APDUCommand {
             for area in locks.dynamicAreas {
                 lines.append("  dynamic lock bytes at byte \(area.position) (\(area.source)): \(area.bytes.map { Hex.encode($0, separator: " ") } ?? "unreadable")")
             }
+            if let why = locks.unknownDynamicLocks { lines.append("  dynamic lock bytes: unknown (\(why))") }
             lines.append("  password protection: \(locks.password)")
             if locks.isPartlyLocked {
                 lines.append("  PARTLY LOCKED: the CC says \(locks.ccWriteAccess != 0 ? "read-only" : "writable") but not every lock bit is set\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
