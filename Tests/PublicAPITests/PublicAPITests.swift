@@ -3,6 +3,7 @@
 import ISO7816
 import NDEF
 import NFCTags
+import SUN
 import TagReader
 import Testing
 import TestSupport
@@ -16,6 +17,29 @@ private func type4Tag(message: [UInt8] = []) -> (ApplicationHost, Type4TagModel)
 @Suite("public API: sessions and tags through pcscd")
 struct PublicAPITests {
     let hello = NDEFMessage(records: [.uri("https://example.com/hello")])
+
+    @Test("an NTAG 424 DNA: delivered as ISO 7816, typed access through ntag424(), SUN provisioned, and each tap read with readNDEF verifies")
+    func ntag424() async throws {
+        let model = NTAG424TagModel()
+        try await withInsertedCard(ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [model], uid: model.uid)) { inserted in
+            let tag = try await TagReaderSession(reader: inserted.reader, backups: MemoryBackupStore()).firstTag(timeout: .seconds(10))
+            guard case let .iso7816(iso) = tag, let card = try await iso.ntag424() else { Issue.record("an NTAG 424 DNA is delivered as .iso7816 and found by ntag424()"); return }
+            #expect(card.version.productName == "NTAG 424 DNA")
+            #expect(try await card.fileSettings(2).sdm == nil)
+            let zero = [UInt8](repeating: 0, count: 16)
+            let served = try await card.provisionSDM(try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}"), key: zero)
+            let keys = try SDMKeys(metaRead: zero, fileRead: zero)
+            var counters = [try SUNMessage(url: served).verify(keys: keys).counter ?? 0]
+            for _ in 0..<2 {
+                guard case let .uri(url)? = try await tag.ndef.readNDEF().records.first?.content() else { Issue.record("no URI"); return }
+                counters.append(try SUNMessage(url: url).verify(keys: keys).counter ?? 0)
+            }
+            #expect(counters[1] == counters[0] + 1 && counters[2] == counters[1] + 1, "\(counters)")
+            try await card.authenticate(keyNumber: 0, key: zero)
+            try await card.changeKey(3, to: [UInt8](repeating: 0x33, count: 16), from: zero, version: 1)
+            #expect(model.keys[3] == [UInt8](repeating: 0x33, count: 16))
+        }
+    }
 
     @Test("a Type 2 tag (NTAG213): query, write, read back, lock, and the lock holds")
     func type2ReadWriteLock() async throws {
