@@ -167,6 +167,27 @@ public enum EV2Authentication {
         return try EV2Session(transactionIdentifier: Array(answer[0..<4]), encryptionKey: keys.enc, macKey: keys.mac, keyNumber: keyNumber)
     }
 
+    /// AuthenticateEV2NonFirst (`90 77`): a new key inside the transaction `session` opened — the
+    /// same TI and command counter, fresh session keys; the tag's RndA' checked in constant time.
+    public static func nonFirst(_ transport: APDUTransport, session: EV2Session, keyNumber: UInt8, key: [UInt8], rndA: [UInt8]? = nil) throws -> EV2Session {
+        let k = try AES128(key: key)
+        let what = "AuthenticateEV2NonFirst with key \(keyNumber)"
+        let r1 = try transport.send(CommandAPDU(cla: 0x90, ins: 0x77, p1: 0, p2: 0, data: [keyNumber], ne: 256))
+        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw NTAG424Error.status(r1.statusWord, what) }
+        guard r1.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
+        let rndB = try k.cbcDecrypt(r1.data)
+        let a = rndA ?? randomBytes(16)
+        let r2 = try transport.send(CommandAPDU(cla: 0x90, ins: 0xAF, p1: 0, p2: 0, data: try k.cbcEncrypt(a + rndB[1...] + [rndB[0]]), ne: 256))
+        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r2.statusWord, what) }
+        guard r2.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): the tag's answer is \(r2.data.count) bytes, not 16") }
+        guard constantTimeEqual(try k.cbcDecrypt(r2.data), Array(a[1...]) + [a[0]]) else {
+            throw NTAG424Error(.badCryptogram, "\(what): the tag's RndA' does not match: it does not hold this key")
+        }
+        let keys = EV2Session.sessionKeys(key: k, rndA: a, rndB: rndB)
+        return try EV2Session(transactionIdentifier: session.transactionIdentifier, encryptionKey: keys.enc, macKey: keys.mac,
+                              keyNumber: keyNumber, commandCounter: session.commandCounter)
+    }
+
     /// Random bytes from the kernel (getrandom through /dev/urandom semantics).
     static func randomBytes(_ n: Int) -> [UInt8] {
         var g = SystemRandomNumberGenerator()

@@ -44,8 +44,14 @@ public final class NTAG424Tag {
         return r.statusWord == .success
     }
 
-    /// AuthenticateEV2First with `keyNumber`; the session it opens signs and encrypts what follows.
-    public func authenticate(keyNumber: UInt8, key: [UInt8]) throws {
+    /// AuthenticateEV2First with `keyNumber`; the session it opens signs and encrypts what
+    /// follows. With `nonFirst` and a session open, AuthenticateEV2NonFirst: another key in the
+    /// same transaction (TI and command counter kept).
+    public func authenticate(keyNumber: UInt8, key: [UInt8], nonFirst: Bool = false) throws {
+        if nonFirst, let current = session {
+            session = try EV2Authentication.nonFirst(transport, session: current, keyNumber: keyNumber, key: key)
+            return
+        }
         session = nil
         session = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key)
     }

@@ -189,6 +189,26 @@ struct NTAG424TagTests {
         try tag.authenticate(keyNumber: 2, key: k2)
     }
 
+    @Test("AuthenticateEV2NonFirst: another key in the same transaction, TI and counter kept; the new session works; without a session, 91 AE")
+    func nonFirst() throws {
+        let k3 = h("33333333333333333333333333333333")
+        let model = NTAG424TagModel(keys: [zero, zero, zero, k3, zero])
+        let (tag, _) = try connect(model)
+        do { try tag.authenticate(keyNumber: 3, key: k3, nonFirst: false); try tag.authenticate(keyNumber: 0, key: zero, nonFirst: true) }
+        let first = try #require(tag.session)
+        _ = try tag.fileSettings(2)
+        let counter = try #require(tag.session).commandCounter
+        try tag.authenticate(keyNumber: 3, key: k3, nonFirst: true)
+        let second = try #require(tag.session)
+        #expect(second.transactionIdentifier == first.transactionIdentifier && second.commandCounter == counter && second.keyNumber == 3)
+        #expect(try tag.fileSettings(3).commMode == .full)
+        do { try tag.authenticate(keyNumber: 3, key: zero, nonFirst: true); Issue.record("a wrong key authenticated") } catch let e as NTAG424Error { #expect(e.kind == .authenticationError) }
+        let (fresh, transport) = try connect(NTAG424TagModel())
+        _ = fresh
+        let r = try transport.send(CommandAPDU(cla: 0x90, ins: 0x77, p1: 0, p2: 0, data: [0], ne: 256))
+        #expect(r.statusWord == StatusWord(rawValue: 0x91AE))
+    }
+
     @Test("the chip's error codes: 91 AE wrong key, 91 9D no permission, 91 1E a bad MAC, 91 40 no such key, 91 7E a bad length")
     func errorCodes() throws {
         let model = NTAG424TagModel()
