@@ -158,8 +158,11 @@ public struct SUNURLTemplate: Sendable, Hashable {
     ///   - fileReadKey: the key of the MAC and the file data (SDMFileReadKey).
     ///   - fileData: with `{file}`, the 16 bytes of text the tag encrypts on every read.
     ///   - counterLimit: SDMReadCtrLimit: the reads after which the tag stops serving (nil: none).
+    ///   - mirrorsCounter: whether the read counter is mirrored (without it a URL verifies but a
+    ///     replay cannot be told from a tap; no `{ctr}`, `{file}` or limit then).
     ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
-    public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil, fileSize: Int = 256) throws {
+    public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil,
+                mirrorsCounter: Bool = true, fileSize: Int = 256) throws {
         var uri = "", shape = ""
         var positions: [String: Int] = [:]
         var rest = Substring(template)
@@ -182,7 +185,12 @@ public struct SUNURLTemplate: Sendable, Hashable {
         guard positions["{mac}"] != nil else { throw NTAG424Error(.malformed, "the template has no {mac}: without a MAC a tap proves nothing") }
         let picc = positions["{picc}"] != nil, plain = positions["{uid}"] != nil || positions["{ctr}"] != nil
         guard picc != plain else { throw NTAG424Error(.malformed, "give {picc} (encrypted UID and counter), or {uid} and {ctr} in the clear, not both and not neither") }
-        guard picc || (positions["{uid}"] != nil && positions["{ctr}"] != nil) else { throw NTAG424Error(.malformed, "plain mirroring needs both {uid} and {ctr}") }
+        guard picc || (positions["{uid}"] != nil && (positions["{ctr}"] != nil) == mirrorsCounter) else {
+            throw NTAG424Error(.malformed, mirrorsCounter ? "plain mirroring needs both {uid} and {ctr}" : "without the counter, plain mirroring is {uid} alone")
+        }
+        guard mirrorsCounter || (positions["{file}"] == nil && counterLimit == nil) else {
+            throw NTAG424Error(.malformed, "{file} and a counter limit need the read counter mirrored")
+        }
         if let data = fileData, data.count != 16 { throw NTAG424Error(.malformed, "{file}'s data is 16 bytes, not \(data.count)") }
         guard positions["{file}"] == nil || picc else { throw NTAG424Error(.malformed, "{file} needs {picc}: its IV comes from the read counter") }
         if let f = positions["{file}"], let m = positions["{mac}"], f > m { throw NTAG424Error(.malformed, "{file} must come before {mac}: the MAC covers it") }
@@ -201,7 +209,7 @@ public struct SUNURLTemplate: Sendable, Hashable {
         s.metaRead = picc ? .key(metaReadKey) : .free
         s.fileRead = .key(fileReadKey)
         s.mirrorsUID = true
-        s.mirrorsCounter = true
+        s.mirrorsCounter = mirrorsCounter
         s.counterLimit = counterLimit
         s.piccDataOffset = offset("{picc}")
         s.uidOffset = offset("{uid}")

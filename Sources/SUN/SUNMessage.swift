@@ -69,8 +69,8 @@ public struct SUNTemplate: Sendable, Hashable {
             let value = String(parts[1])
             for placeholder in ["{picc}", "{mac}", "{file}", "{uid}", "{ctr}"] where value == placeholder { found[placeholder] = String(parts[0]) }
         }
-        guard let mac = found["{mac}"], found["{picc}"] != nil || (found["{uid}"] != nil && found["{ctr}"] != nil) else {
-            throw SUNError(.malformed, "the template needs {mac} and {picc} (or {uid} and {ctr}) as parameter values, e.g. https://x.example/t?e={picc}&c={mac}")
+        guard let mac = found["{mac}"], found["{picc}"] != nil || found["{uid}"] != nil else {
+            throw SUNError(.malformed, "the template needs {mac} and {picc} (or {uid}, with {ctr}) as parameter values, e.g. https://x.example/t?e={picc}&c={mac}")
         }
         picc = found["{picc}"].map { [$0] } ?? []
         self.mac = [mac]
@@ -157,8 +157,8 @@ public struct SUNMessage: Sendable, Hashable {
         guard let macField = try hex(template.mac, "SDMMAC", lengths: [8]) else {
             throw SUNError(.malformed, "no SDMMAC parameter (\(template.mac.joined(separator: ", ")))")
         }
-        guard picc != nil || (uid != nil && counter != nil) else {
-            throw SUNError(.malformed, "no PICC data (\(template.picc.joined(separator: ", "))) nor plain \(template.uid.first ?? "uid") and \(template.counter.first ?? "ctr")")
+        guard picc != nil || uid != nil else {
+            throw SUNError(.malformed, "no PICC data (\(template.picc.joined(separator: ", "))) nor a plain \(template.uid.first ?? "uid")")
         }
         let file = try hex(template.file, "encrypted file data", lengths: [])
         if let file, file.1.isEmpty || file.1.count % 16 != 0 {

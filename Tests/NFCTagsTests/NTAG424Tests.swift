@@ -158,6 +158,38 @@ struct NTAG424TagTests {
         #expect(throws: SUNError.self) { try SUNMessage(url: url).verify(keys: other) }
     }
 
+    @Test("without the counter mirrored: the tap verifies (UID only), a replay store refuses it as unverifiable; {ctr} or {file} then refused")
+    func noCounter() throws {
+        let model = NTAG424TagModel()
+        let (tag, transport) = try connect(model)
+        let plan = try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}", mirrorsCounter: false)
+        #expect(!plan.settings.mirrorsCounter)
+        try Type4Tag.detect(transport).writeNDEF(Array(plan.fileContents.dropFirst(2)))
+        try tag.authenticate(keyNumber: 0, key: zero)
+        var settings = try tag.fileSettings(2)
+        settings.sdm = plan.settings
+        try tag.changeFileSettings(2, to: settings)
+        let served = try tag.plainRead(length: plan.fileContents.count)
+        guard case let .uri(url)? = try NDEFMessage(decoding: Array(served.dropFirst(2))).records.first?.content() else { Issue.record("no URI"); return }
+        let result = try SUNMessage(url: url).verify(keys: try SDMKeys(metaRead: zero, fileRead: zero))
+        #expect(result.uid == model.uid && result.counter == nil && result.piccDataTag == 0x87)
+        #expect(throws: (any Error).self) { try SUNURLTemplate("https://x/?uid={uid}&ctr={ctr}&c={mac}", mirrorsCounter: false) }
+        #expect(throws: (any Error).self) { try SUNURLTemplate("https://x/?e={picc}&enc={file}&c={mac}", mirrorsCounter: false) }
+        // Plain mirroring of the UID alone, provisioned and verified.
+        let plainModel = NTAG424TagModel()
+        let (plainTag, plainTransport) = try connect(plainModel)
+        let plainPlan = try SUNURLTemplate("https://x.example/?uid={uid}&c={mac}", mirrorsCounter: false)
+        try Type4Tag.detect(plainTransport).writeNDEF(Array(plainPlan.fileContents.dropFirst(2)))
+        try plainTag.authenticate(keyNumber: 0, key: zero)
+        var plainSettings = try plainTag.fileSettings(2)
+        plainSettings.sdm = plainPlan.settings
+        try plainTag.changeFileSettings(2, to: plainSettings)
+        let plainServed = try plainTag.plainRead(length: plainPlan.fileContents.count)
+        guard case let .uri(plainURL)? = try NDEFMessage(decoding: Array(plainServed.dropFirst(2))).records.first?.content() else { Issue.record("no URI"); return }
+        let plainResult = try SUNMessage(url: plainURL).verify(keys: try SDMKeys(metaRead: zero, fileRead: zero))
+        #expect(plainResult.uid == plainModel.uid && plainResult.counter == nil)
+    }
+
     @Test("templates the tag cannot serve are refused before anything is written")
     func badTemplates() {
         for t in ["https://example.com/t?e={picc}", "https://x/?e={picc}&uid={uid}&c={mac}", "https://x/?c={mac}&enc={file}&e={picc}", "https://x/?e={picc}&c={mac}&d={bogus}",

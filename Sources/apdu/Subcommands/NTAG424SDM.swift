@@ -41,6 +41,9 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("With {file}: the 16 characters the tag serves encrypted.", valueName: "text"))
         var fileData: String?
 
+        @Flag(help: "Do not mirror the read counter: the URL still verifies, but a replay can no longer be told from a tap.")
+        var noCounter = false
+
         func validate() throws {
             guard metaReadKey < 5, fileReadKey < 5 else { throw ValidationError("--meta-read-key and --file-read-key are key numbers 0-4") }
             if let counterLimit, !(1...0xFF_FFFF).contains(counterLimit) { throw ValidationError("--counter-limit is 1-16777215") }
@@ -49,7 +52,8 @@ extension APDUCommand {
         }
 
         func plan() throws -> SUNURLTemplate {
-            try SUNURLTemplate(url, metaReadKey: metaReadKey, fileReadKey: fileReadKey, fileData: fileData.map { Array($0.utf8) }, counterLimit: counterLimit)
+            try SUNURLTemplate(url, metaReadKey: metaReadKey, fileReadKey: fileReadKey, fileData: fileData.map { Array($0.utf8) }, counterLimit: counterLimit,
+                               mirrorsCounter: !noCounter)
         }
 
         func run() throws {
