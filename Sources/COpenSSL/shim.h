@@ -33,11 +33,16 @@ static inline void apdu_aes128_encrypt(const apdu_aes128 *k, const unsigned char
     AES_encrypt(in, out, &k->encrypt);
 }
 
-static inline void apdu_aes128_decrypt(apdu_aes128 *k, const unsigned char *in, unsigned char *out) {
+/// Expands the decryption key; the caller runs it once, before the first apdu_aes128_decrypt
+/// (the Swift side serialises it, so a key shared between threads is never written twice).
+static inline void apdu_aes128_prepare_decrypt(apdu_aes128 *k) {
     if (!k->has_decrypt) {
         AES_set_decrypt_key(k->key, 128, &k->decrypt);
         k->has_decrypt = 1;
     }
+}
+
+static inline void apdu_aes128_decrypt(const apdu_aes128 *k, const unsigned char *in, unsigned char *out) {
     AES_decrypt(in, out, &k->decrypt);
 }
 

@@ -1,37 +1,60 @@
 internal import COpenSSL
+import Synchronization
 
 /// An AES-128 key (libcrypto), with the single-block, CBC and CMAC operations NTAG 424 DNA's
 /// Secure Dynamic Messaging and EV2 secure messaging use. The expanded key is wiped when the
 /// value goes away.
-public final class AES128: @unchecked Sendable {
-    private var state = apdu_aes128()
-    private var subkeys: (k1: [UInt8], k2: [UInt8])?
+///
+/// Immutable once made (the CMAC subkeys are computed at once), so one key is safe to use
+/// from any number of threads at the same time: a verification service shares its keys.
+public final class AES128: Sendable {
+    private nonisolated(unsafe) let state: UnsafeMutablePointer<apdu_aes128>
+    private let k1: [UInt8], k2: [UInt8]
+    /// Whether the decryption key is expanded: on first use, once, under the lock.
+    private let decryptReady = Atomic<Bool>(false)
+    private let decryptLock = Mutex(())
 
     /// - Parameter key: 16 bytes; anything else is refused (`SUNError.badKey`).
     public init(key: [UInt8]) throws(SUNError) {
         guard key.count == 16 else { throw SUNError(.badKey, "an AES-128 key is 16 bytes, not \(key.count)") }
-        key.withUnsafeBufferPointer { apdu_aes128_init(&state, $0.baseAddress) }
+        let state = UnsafeMutablePointer<apdu_aes128>.allocate(capacity: 1)
+        state.initialize(to: apdu_aes128())
+        key.withUnsafeBufferPointer { apdu_aes128_init(state, $0.baseAddress) }
+        self.state = state
+        // K1 = dbl(E(K, 0)), K2 = dbl(K1).
+        var l = [UInt8](repeating: 0, count: 16)
+        l.withUnsafeMutableBufferPointer { o in
+            let zero = [UInt8](repeating: 0, count: 16)
+            zero.withUnsafeBufferPointer { apdu_aes128_encrypt(state, $0.baseAddress, o.baseAddress) }
+        }
+        k1 = Self.double(l)
+        k2 = Self.double(k1)
     }
 
     deinit {
-        withUnsafeMutableBytes(of: &state) { raw in
-            for i in raw.indices { raw[i] = 0 }
-        }
+        UnsafeMutableRawBufferPointer(start: state, count: MemoryLayout<apdu_aes128>.size).initializeMemory(as: UInt8.self, repeating: 0)
+        state.deallocate()
     }
 
     /// E(K, block) for one 16-byte block.
     public func encrypt(block: [UInt8]) -> [UInt8] {
         precondition(block.count == 16)
         var out = [UInt8](repeating: 0, count: 16)
-        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_encrypt(&state, i.baseAddress, o.baseAddress) } }
+        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_encrypt(state, i.baseAddress, o.baseAddress) } }
         return out
     }
 
     /// D(K, block) for one 16-byte block.
     public func decrypt(block: [UInt8]) -> [UInt8] {
         precondition(block.count == 16)
+        if !decryptReady.load(ordering: .acquiring) {
+            decryptLock.withLock { _ in
+                apdu_aes128_prepare_decrypt(state)
+                decryptReady.store(true, ordering: .releasing)
+            }
+        }
         var out = [UInt8](repeating: 0, count: 16)
-        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_decrypt(&state, i.baseAddress, o.baseAddress) } }
+        block.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in apdu_aes128_decrypt(state, i.baseAddress, o.baseAddress) } }
         return out
     }
 
@@ -71,8 +94,22 @@ public final class AES128: @unchecked Sendable {
 
     /// AES-CMAC (NIST SP 800-38B, RFC 4493): the full 16-byte tag.
     public func cmac(_ message: [UInt8]) -> [UInt8] {
-        let (k1, k2) = cmacSubkeys()
-        return Self.cmac(message, k1: k1, k2: k2) { encrypt(block: $0) }
+        Self.cmac(message, k1: k1, k2: k2) { encrypt(block: $0) }
+    }
+
+    /// AN10922's AES-128 diversification step: CMAC over D = 01 ‖ M made 32 bytes long, padded
+    /// (80 00 …) and closed with K2 when M is shorter than 31 bytes, with K1 when it is 31.
+    /// Differs from CMAC(01 ‖ M) when 01 ‖ M fits one block.
+    func an10922(_ m: [UInt8]) -> [UInt8] {
+        var d: [UInt8] = [0x01] + m
+        let padded = d.count < 32
+        if padded {
+            d.append(0x80)
+            d += [UInt8](repeating: 0, count: 32 - d.count)
+        }
+        let x = encrypt(block: Array(d[0..<16]))
+        let k = padded ? k2 : k1
+        return encrypt(block: (0..<16).map { d[16 + $0] ^ k[$0] ^ x[$0] })
     }
 
     /// CMAC's chaining over any 16-byte block function (AES here, the LRP evaluation in
@@ -95,15 +132,6 @@ public final class AES128: @unchecked Sendable {
             x = cipher(block)
         }
         return x
-    }
-
-    /// K1 = dbl(E(K, 0)), K2 = dbl(K1), computed once per key.
-    private func cmacSubkeys() -> (k1: [UInt8], k2: [UInt8]) {
-        if let subkeys { return subkeys }
-        let l = encrypt(block: [UInt8](repeating: 0, count: 16))
-        let k1 = Self.double(l), k2 = Self.double(k1)
-        subkeys = (k1, k2)
-        return (k1, k2)
     }
 
     /// Multiplication by x in GF(2^128) with the polynomial x^128 + x^7 + x^2 + x + 1 (the block

@@ -30,17 +30,70 @@ public enum SDMEncryption: String, Sendable, Hashable {
 
 /// The two SDM keys a verifier needs: SDMMetaReadKey decrypts the PICC data (UID and read
 /// counter), SDMFileReadKey derives the session keys of the MAC and the encrypted file data.
-/// Expanded once, for as many verifications as needed.
-public final class SDMKeys: @unchecked Sendable {
+/// Expanded once, for as many verifications as needed, from any number of threads.
+///
+/// The file-read key is either one key for every tag, or each tag's own, diversified from a
+/// master key and the tag's UID (``AN10922``). The meta-read key is always shared: it decrypts
+/// the UID, so it cannot depend on it.
+public final class SDMKeys: Sendable {
     let metaRead: AES128
-    let fileRead: AES128
-    let metaReadBytes: [UInt8], fileReadBytes: [UInt8]
+    let metaReadBytes: [UInt8]
+    private let fileRead: FileReadKey
+
+    enum FileReadKey: Sendable {
+        case shared(AES128, [UInt8])
+        case diversified(master: AES128, systemIdentifier: [UInt8])
+    }
 
     public init(metaRead: [UInt8], fileRead: [UInt8]) throws(SUNError) {
         self.metaRead = try AES128(key: metaRead)
-        self.fileRead = try AES128(key: fileRead)
         metaReadBytes = metaRead
-        fileReadBytes = fileRead
+        self.fileRead = .shared(try AES128(key: fileRead), fileRead)
+    }
+
+    /// Each tag's SDMFileReadKey diversified from `fileReadMaster` by ``AN10922`` with
+    /// M = UID ‖ `systemIdentifier` (0 to 24 bytes).
+    public init(metaRead: [UInt8], fileReadMaster: [UInt8], systemIdentifier: [UInt8]) throws(SUNError) {
+        guard systemIdentifier.count <= 24 else {
+            throw SUNError(.badKey, "a system identifier is at most 24 bytes (M = UID ‖ system identifier is at most 31), not \(systemIdentifier.count)")
+        }
+        self.metaRead = try AES128(key: metaRead)
+        metaReadBytes = metaRead
+        self.fileRead = .diversified(master: try AES128(key: fileReadMaster), systemIdentifier: systemIdentifier)
+    }
+
+    /// Whether each tag has its own file-read key.
+    public var isDiversified: Bool {
+        if case .diversified = fileRead { return true }
+        return false
+    }
+
+    /// The SDMFileReadKey of the tag with `uid`.
+    func fileReadKey(uid: [UInt8]) throws(SUNError) -> (aes: AES128, bytes: [UInt8]) {
+        switch fileRead {
+        case .shared(let aes, let bytes): return (aes, bytes)
+        case .diversified(let master, let systemIdentifier):
+            let key = master.an10922(uid + systemIdentifier)
+            return (try AES128(key: key), key)
+        }
+    }
+}
+
+/// NXP AN10922 key diversification, AES-128: a tag's own key from a master key and data that
+/// identify the tag (its UID, then an application and system identifier), so that one tag's
+/// key, if extracted, opens no other tag.
+///
+/// The diversified key is CMAC(master, 01 ‖ M) with the input always made 32 bytes long
+/// (AN10922 §2.2): padded with 80 00 … and closed with CMAC's K2 when M is shorter than 31 bytes.
+public enum AN10922 {
+    /// - Parameters:
+    ///   - masterKey: 16 bytes.
+    ///   - input: M, 1 to 31 bytes: for SDM, the UID (7) ‖ a system identifier.
+    public static func diversify(masterKey: [UInt8], input: [UInt8]) throws(SUNError) -> [UInt8] {
+        guard (1...31).contains(input.count) else {
+            throw SUNError(.badKey, "AN10922 diversification input is 1 to 31 bytes, not \(input.count)")
+        }
+        return try AES128(key: masterKey).an10922(input)
     }
 }
 
@@ -198,7 +251,9 @@ public struct SUNMessage: Sendable, Hashable {
             let uidLength = Int(plain[0] & 0x0F)
             guard plain[0] & 0x80 != 0, uidLength == 7 else {
                 // The same work as a real check, so that the answer's timing says nothing.
-                _ = try? macCheck(keys: keys, encryption: encryption, data: [UInt8](repeating: 0, count: 10))
+                if let key = try? keys.fileReadKey(uid: [UInt8](repeating: 0, count: 7)) {
+                    _ = try? macCheck(fileKey: key, encryption: encryption, data: [UInt8](repeating: 0, count: 10))
+                }
                 throw SUNError(.unsupported, "the PICC data mirrors \(plain[0] & 0x80 == 0 ? "no UID" : "a UID of \(uidLength) bytes") (PICCDataTag \(Self.hexString([plain[0]]))); NTAG 424 DNA mirrors 7")
             }
             uid = Array(plain[1..<8])
@@ -208,7 +263,8 @@ public struct SUNMessage: Sendable, Hashable {
             counterBytes = plainCounter.map { Array($0.reversed()) }
         }
         let data = uid + (counterBytes ?? [])
-        guard try macCheck(keys: keys, encryption: encryption, data: data) else {
+        let fileKey = try keys.fileReadKey(uid: uid)
+        guard try macCheck(fileKey: fileKey, encryption: encryption, data: data) else {
             throw SUNError(.invalidMAC, "the SDMMAC does not verify: the keys are not this tag's, or the URL was altered or forged")
         }
         var fileData: [UInt8]?
@@ -216,11 +272,11 @@ public struct SUNMessage: Sendable, Hashable {
             guard let ctr = counterBytes else { throw SUNError(.unsupported, "encrypted file data needs the read counter mirrored (its IV comes from it)") }
             switch encryption {
             case .aes:
-                let sesENC = try AES128(key: keys.fileRead.cmac(Self.sessionVector([0xC3, 0x3C, 0x00, 0x01, 0x00, 0x80], data)))
+                let sesENC = try AES128(key: fileKey.aes.cmac(Self.sessionVector([0xC3, 0x3C, 0x00, 0x01, 0x00, 0x80], data)))
                 let iv = sesENC.encrypt(block: ctr + [UInt8](repeating: 0, count: 13))
                 fileData = try sesENC.cbcDecrypt(encrypted, iv: iv)
             case .lrp:
-                let master = try LRP(key: keys.fileReadBytes).cmac(Self.lrpSessionVector(data))
+                let master = try LRP(key: fileKey.bytes).cmac(Self.lrpSessionVector(data))
                 fileData = try LRP(key: master, updatedKey: 1).decrypt(encrypted, counter: ctr + [0, 0, 0])
             }
         }
@@ -230,14 +286,14 @@ public struct SUNMessage: Sendable, Hashable {
 
     /// The SDMMAC over `macInput` with the session MAC key from `data` (UID ‖ counter), compared
     /// in constant time with the message's.
-    func macCheck(keys: SDMKeys, encryption: SDMEncryption, data: [UInt8]) throws(SUNError) -> Bool {
+    func macCheck(fileKey: (aes: AES128, bytes: [UInt8]), encryption: SDMEncryption, data: [UInt8]) throws(SUNError) -> Bool {
         let full: [UInt8]
         switch encryption {
         case .aes:
-            let sesMAC = try AES128(key: keys.fileRead.cmac(Self.sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], data)))
+            let sesMAC = try AES128(key: fileKey.aes.cmac(Self.sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], data)))
             full = sesMAC.cmac(macInput)
         case .lrp:
-            let master = try LRP(key: keys.fileReadBytes).cmac(Self.lrpSessionVector(data))
+            let master = try LRP(key: fileKey.bytes).cmac(Self.lrpSessionVector(data))
             full = try LRP(key: master).cmac(macInput)
         }
         return constantTimeEqual(Self.truncate(full), mac)
