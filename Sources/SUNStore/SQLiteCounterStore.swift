@@ -28,7 +28,18 @@ public final class SQLiteCounterStore: SUNCounterStore, @unchecked Sendable {
         "CREATE TABLE sun_counters (uid BLOB PRIMARY KEY, counter INTEGER NOT NULL, updated INTEGER NOT NULL) WITHOUT ROWID",
     ]
 
-    public init(path: String) throws(CounterStoreError) {
+    /// When an accepted counter is on disk.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Each accepted tap is synced to disk before it is reported accepted (SQLite
+        /// `synchronous = FULL`): nothing accepted is forgotten, even on power loss.
+        case full
+        /// The write-ahead log is synced at checkpoints only (`synchronous = NORMAL`): a crash of
+        /// the process loses nothing, a power loss or kernel crash may forget the last taps
+        /// accepted (which could then be accepted once more). Many times faster on real disks.
+        case normal
+    }
+
+    public init(path: String, durability: Durability = .full) throws(CounterStoreError) {
         self.path = path
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil) == SQLITE_OK, let handle else {
@@ -40,6 +51,7 @@ public final class SQLiteCounterStore: SUNCounterStore, @unchecked Sendable {
         sqlite3_busy_timeout(db, 5000)
         do throws(CounterStoreError) {
             try Self.exec(db, "PRAGMA journal_mode = WAL")
+            try Self.exec(db, durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
             try Self.migrate(db)
             var statement: OpaquePointer?
             let sql = "INSERT INTO sun_counters (uid, counter, updated) VALUES (?1, ?2, strftime('%s','now')) "

@@ -1,0 +1,176 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// The shared store: counters in PostgreSQL, so that any number of server instances behind a
+/// load balancer have one view of every UID's last counter.
+///
+/// The check and the update are one statement (`INSERT … ON CONFLICT (uid) DO UPDATE … WHERE
+/// sun_counters.counter < excluded.counter RETURNING counter`): PostgreSQL takes the row's lock,
+/// so two instances that get the same tap at the same moment accept it once. The statement is
+/// prepared once per connection. A query that cannot get an answer within the timeout (the
+/// server down, restarting, unreachable) is `StoreUnavailable`; the connection pool reconnects
+/// by itself when PostgreSQL is back.
+public final class PostgresTapStore: TapCounterStore {
+    public let client: PostgresClient
+    public let displayName: String
+    let timeout: Duration
+    let logger: Logger
+
+    /// The schema versions, in order; each runs once, in a transaction, under an advisory lock
+    /// (instances that start together migrate once).
+    static let migrations: [String] = [
+        "CREATE TABLE sun_counters (uid bytea PRIMARY KEY, counter bigint NOT NULL, updated timestamptz NOT NULL DEFAULT now())",
+    ]
+    /// pg_advisory_lock key of the migrations ("SUN" in ASCII).
+    static let migrationLock = 0x53554E
+
+    /// - Parameter url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`.
+    public init(url: String, timeout: Duration, logger: Logger) throws(StoreUnavailable) {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty
+        else {
+            throw StoreUnavailable("--database: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or a SQLite file path")
+        }
+        let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        let password = components.password.flatMap { $0.removingPercentEncoding }
+        let database = components.path.split(separator: "/").first.map(String.init)
+        let tls: PostgresClient.Configuration.TLS
+        switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
+        case "disable": tls = .disable
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        case "require": tls = .require(.makeClientConfiguration())
+        case let other:
+            throw StoreUnavailable("--database: sslmode \(KeyRing.safe(other)) is not one of disable, prefer, require")
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = timeout
+        configuration.options.maximumConnections = 16
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        displayName = "postgres://\(user)@\(host):\(components.port ?? 5432)/\(database ?? "")"
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    struct AcceptTap: PostgresPreparedStatement {
+        static let name = "apdu_sun_accept_v1"
+        static let sql = """
+            INSERT INTO sun_counters (uid, counter) VALUES ($1, $2) \
+            ON CONFLICT (uid) DO UPDATE SET counter = excluded.counter, updated = now() \
+            WHERE sun_counters.counter < excluded.counter RETURNING counter
+            """
+        typealias Row = Int64
+        var uid: ByteBuffer
+        var counter: Int64
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(uid)
+            bindings.append(counter)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
+    }
+
+    public func accept(uid: [UInt8], counter: Int) async throws(StoreUnavailable) -> Bool {
+        let statement = AcceptTap(uid: ByteBuffer(bytes: uid), counter: Int64(counter))
+        return try await withDeadline("accept") {
+            var accepted = false
+            for try await _ in try await self.client.execute(statement, logger: self.logger) { accepted = true }
+            return accepted
+        }
+    }
+
+    public func check() async throws(StoreUnavailable) {
+        try await withDeadline("check") {
+            for try await _ in try await self.client.query("SELECT 1", logger: self.logger) {}
+        }
+    }
+
+    /// Runs the migrations past the database's version. Waits up to `wait` for PostgreSQL to
+    /// answer (a server and its database started together).
+    public func migrate(wait: Duration) async throws(StoreUnavailable) {
+        let clock = ContinuousClock()
+        let end = clock.now + wait
+        while true {
+            do {
+                try await migrateOnce()
+                return
+            } catch let error as StoreUnavailable where clock.now < end {
+                logger.notice("the counter database does not answer yet; retrying", metadata: ["database": "\(displayName)", "error": "\(error.detail)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            } catch let error as StoreUnavailable {
+                throw error
+            } catch {
+                throw StoreUnavailable("\(error)")
+            }
+        }
+    }
+
+    func migrateOnce() async throws {
+        try await withDeadline("migrate") {
+            try await self.client.withConnection { connection in
+                _ = try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: self.logger)
+                do {
+                    try await connection.query("CREATE TABLE IF NOT EXISTS sun_schema_migrations (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())", logger: self.logger)
+                    var version = 0
+                    for try await v in try await connection.query("SELECT coalesce(max(version), 0) FROM sun_schema_migrations", logger: self.logger).decode(Int32.self) {
+                        version = Int(v)
+                    }
+                    guard version <= Self.migrations.count else {
+                        throw StoreUnavailable("the counter database has schema version \(version); this server knows up to \(Self.migrations.count)")
+                    }
+                    for (i, sql) in Self.migrations.enumerated().dropFirst(version) {
+                        try await connection.query("BEGIN", logger: self.logger)
+                        do {
+                            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
+                            try await connection.query("INSERT INTO sun_schema_migrations (version) VALUES (\(Int32(i + 1)))", logger: self.logger)
+                            try await connection.query("COMMIT", logger: self.logger)
+                        } catch {
+                            _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                            throw error
+                        }
+                        self.logger.info("counter database migrated", metadata: ["version": "\(i + 1)"])
+                    }
+                } catch {
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: self.logger)
+                    throw error
+                }
+                _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: self.logger)
+            }
+        }
+    }
+
+    /// `body`, or `StoreUnavailable` when it has not answered within the timeout (the pool
+    /// waits for a connection while PostgreSQL is down; the waiting request is cancelled).
+    func withDeadline<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws(StoreUnavailable) -> T {
+        let timeout = self.timeout
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw StoreUnavailable("PostgreSQL did not answer within \(timeout) (\(what))")
+                }
+                return value
+            }
+        } catch let error as StoreUnavailable {
+            throw error
+        } catch let error as PSQLError {
+            throw StoreUnavailable("PostgreSQL: \(Self.describe(error)) (\(what))")
+        } catch {
+            throw StoreUnavailable("PostgreSQL: \(error) (\(what))")
+        }
+    }
+
+    /// What went wrong, without the query's bindings: the code and the server's message.
+    static func describe(_ error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] { return "\(error.code): \(message)" }
+        return "\(error.code)"
+    }
+}

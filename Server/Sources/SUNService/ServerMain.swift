@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SUNStore
+
+/// A start-up failure: a one-line message and the exit code documented in docs/sun-service.md.
+public struct StartError: Error, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
+    public var description: String { message }
+    public init(_ message: String, exitCode: Int32) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+}
+
+/// Everything the command line decides.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8424
+    public var keyFile: String
+    /// A SQLite file path, or a postgres:// URL.
+    public var database = "sun-counters.sqlite"
+    public var sqliteDurability: SQLiteCounterStore.Durability = .normal
+    public var storeTimeout: Duration = .seconds(2)
+    public var databaseWait: Duration = .seconds(30)
+    public var options = ServiceOptions()
+
+    public init(keyFile: String) { self.keyFile = keyFile }
+}
+
+/// Starts the service and runs it until SIGTERM or SIGINT, then finishes the requests in
+/// flight and returns.
+public enum SUNServer {
+    public static func run(_ configuration: ServerConfiguration, logger: Logger, onListening: @escaping @Sendable (String) -> Void) async throws {
+        let keys: KeyRing
+        do {
+            keys = try KeyRing.load(path: configuration.keyFile)
+        } catch {
+            throw StartError(error.message, exitCode: error.kind == .missing ? 66 : 65)
+        }
+        checkPermissions(configuration.keyFile, logger: logger)
+        let metrics = ServiceMetrics()
+        var services: [any Service] = []
+        var migrate: (@Sendable () async throws -> Void)?
+        let store: any TapCounterStore
+        do {
+            if configuration.database.hasPrefix("postgres://") || configuration.database.hasPrefix("postgresql://") {
+                let postgres = try PostgresTapStore(url: configuration.database, timeout: configuration.storeTimeout, logger: logger)
+                services.append(postgres.client)
+                let wait = configuration.databaseWait
+                migrate = { try await postgres.migrate(wait: wait) }
+                store = postgres
+            } else {
+                store = try SQLiteTapStore(path: configuration.database, durability: configuration.sqliteDurability)
+            }
+        } catch {
+            throw StartError(error.detail, exitCode: 69)
+        }
+        let verifier = Verifier(keys: keys, store: store, metrics: metrics)
+        services.append(KeyReloader(path: configuration.keyFile, verifier: verifier, logger: logger))
+        let routes = ServiceRoutes(verifier: verifier, options: configuration.options)
+        var app = Application(
+            router: routes.router(),
+            server: .http1(configuration: routes.http1Configuration()),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "apdu-sun-server"),
+            onServerRunning: { channel in
+                let address = channel.localAddress
+                onListening("\(address?.ipAddress ?? configuration.host):\(address?.port ?? configuration.port)")
+            },
+            logger: logger
+        )
+        app.addServices(services)
+        if let migrate {
+            app.beforeServerStarts {
+                do { try await migrate() } catch let error as StoreUnavailable {
+                    throw StartError(error.detail, exitCode: 69)
+                }
+            }
+        }
+        logger.notice("starting", metadata: [
+            "store": "\(store.displayName)", "groups": "\(keys.groups.keys.sorted().joined(separator: ","))",
+            "default_group": "\(keys.defaultGroup ?? "-")",
+        ])
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.notice("stopped")
+    }
+
+    /// Warns when the key file can be read by others than its owner and group.
+    static func checkPermissions(_ path: String, logger: Logger) {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o004 != 0 {
+            logger.warning("the key file can be read by every user; chmod 640 it", metadata: ["file": "\(path)"])
+        }
+    }
+}

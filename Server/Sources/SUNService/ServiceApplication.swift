@@ -1,0 +1,222 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import SUN
+
+/// How the service answers, besides its keys and store.
+public struct ServiceOptions: Sendable {
+    /// With a URL, every verdict is a `302` to it with the verdict in the query (`valid`, `uid`,
+    /// `counter`, `code`); without, a JSON answer.
+    public var redirect: String?
+    /// The longest request target (path and query) accepted; longer ones get a 400.
+    public var maximumURLBytes = 2048
+    /// Per client address: requests a second and the burst; nil for no limit.
+    public var rateLimit: (rate: Double, burst: Double)?
+    /// A header that carries the client's address (e.g. `X-Forwarded-For` behind a load
+    /// balancer that sets it); its last entry is used. Nil: the connection's peer address.
+    public var clientAddressHeader: String?
+    /// A connection must deliver a complete request head within this time.
+    public var requestTimeout: TimeAmount = .seconds(10)
+    /// A connection with nothing to do is closed after this time.
+    public var idleTimeout: TimeAmount = .seconds(60)
+    public init() {}
+}
+
+/// The request context: the client's address (for rate limiting) besides Hummingbird's own.
+public struct SUNRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let peer: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress
+    }
+}
+
+/// Builds the HTTP side: `GET /` and `GET /GROUP` verify a tap, `GET /healthz` and
+/// `GET /metrics` serve operations.
+public struct ServiceRoutes: Sendable {
+    public let verifier: Verifier
+    public let options: ServiceOptions
+    let limiter: RateLimiter?
+
+    public init(verifier: Verifier, options: ServiceOptions) {
+        self.verifier = verifier
+        self.options = options
+        limiter = options.rateLimit.map { RateLimiter(rate: $0.rate, burst: $0.burst) }
+    }
+
+    public func router() -> Router<SUNRequestContext> {
+        let router = Router(context: SUNRequestContext.self)
+        router.get("/healthz") { _, _ in await health() }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: verifier.metrics.text())))
+        }
+        router.get("/") { request, context in await tap(request, context, group: nil) }
+        router.get("/:group") { request, context in await tap(request, context, group: context.parameters.get("group")) }
+        return router
+    }
+
+    public func http1Configuration() -> HTTP1Channel.Configuration {
+        let limit = options.requestTimeout
+        return HTTP1Channel.Configuration(additionalChannelHandlers: [RequestDeadlineHandler(limit: limit)], idleTimeout: options.idleTimeout)
+    }
+
+    func health() async -> Response {
+        do {
+            try await verifier.store.check()
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\",\"store\":\(JSON.quoted(verifier.store.displayName))}\n")))
+        } catch {
+            return Response(status: .serviceUnavailable, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"status\":\"unavailable\",\"reason\":\"the counter store does not answer\"}\n")))
+        }
+    }
+
+    func clientAddress(_ request: Request, _ context: SUNRequestContext) -> String {
+        if let name = options.clientAddressHeader, let field = HTTPField.Name(name), let value = request.headers[field],
+           let last = value.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
+        {
+            return last
+        }
+        return context.peer?.ipAddress ?? "unknown"
+    }
+
+    func tap(_ request: Request, _ context: SUNRequestContext, group: String?) async -> Response {
+        let started = ContinuousClock.now
+        let metrics = verifier.metrics
+        let requestID = context.id
+        if let limiter, !limiter.allow(clientAddress(request, context)) {
+            metrics.rateLimited.increment()
+            return answer(429, ["valid": .bool(false), "code": .string("rateLimited"), "reason": .string("too many requests from this address; retry later")], requestID: requestID, extra: [.retryAfter: "1"])
+        }
+        let target = request.uri.string
+        let verdict: Verdict
+        if target.utf8.count > options.maximumURLBytes {
+            verdict = .malformed(reason: "the URL is \(target.utf8.count) bytes; at most \(options.maximumURLBytes) are accepted")
+        } else {
+            verdict = await verifier.verify(group: group ?? request.uri.queryParameters["group"].map(String.init), query: request.uri.query ?? "")
+        }
+        var logger = context.logger
+        logger[metadataKey: "group"] = "\(group ?? "-")"
+        let response: Response
+        switch verdict {
+        case .valid(let result, let name):
+            metrics.verifications.increment()
+            metrics.valid.increment()
+            logger.debug("tap valid", metadata: ["group": "\(name)", "uid": "\(hex(result.uid))", "counter": "\(result.counter ?? -1)"])
+            response = verdictAnswer(200, valid: true, code: nil, reason: nil, result: result, requestID: requestID)
+        case .invalid(let code, let reason, let name):
+            metrics.verifications.increment()
+            metrics.invalid.increment()
+            logger.info("tap refused", metadata: ["group": "\(name)", "code": "\(code)", "reason": "\(reason)"])
+            response = verdictAnswer(403, valid: false, code: code, reason: reason, result: nil, requestID: requestID)
+        case .replay(let result, let reason, let name):
+            metrics.verifications.increment()
+            metrics.replays.increment()
+            logger.info("tap refused: replay", metadata: ["group": "\(name)", "uid": "\(hex(result.uid))", "counter": "\(result.counter ?? -1)"])
+            response = verdictAnswer(409, valid: false, code: "replay", reason: reason, result: result, requestID: requestID)
+        case .malformed(let reason):
+            metrics.verifications.increment()
+            metrics.malformed.increment()
+            logger.info("request refused: malformed", metadata: ["reason": "\(reason)"])
+            response = verdictAnswer(400, valid: false, code: "malformed", reason: reason, result: nil, requestID: requestID)
+        case .unknownGroup(let name):
+            metrics.verifications.increment()
+            metrics.malformed.increment()
+            let reason = "no tag group named \"\(KeyRing.safe(name))\""
+            logger.info("request refused: unknown group", metadata: ["group": "\(KeyRing.safe(name))"])
+            response = verdictAnswer(404, valid: false, code: "unknownGroup", reason: reason, result: nil, requestID: requestID)
+        case .unavailable(let detail):
+            metrics.unavailable.increment()
+            logger.error("counter store unavailable", metadata: ["error": "\(detail)"])
+            response = answer(503, ["valid": .null, "code": .string("unavailable"), "reason": .string("the counter store is unavailable; nothing was decided, retry later")], requestID: requestID, extra: [.retryAfter: "1"])
+        }
+        metrics.latency.record(ContinuousClock.now - started)
+        return response
+    }
+
+    func verdictAnswer(_ status: Int, valid: Bool, code: String?, reason: String?, result: SUNResult?, requestID: String) -> Response {
+        var pairs: [(String, JSON)] = [("valid", .bool(valid))]
+        if let result {
+            pairs.append(("uid", .string(hex(result.uid))))
+            pairs.append(("counter", result.counter.map { .int($0) } ?? .null))
+            pairs.append(("fileData", result.fileData.map { .string(hex($0)) } ?? .null))
+        }
+        if let code { pairs.append(("code", .string(code))) }
+        if let reason { pairs.append(("reason", .string(reason))) }
+        if let redirect = options.redirect {
+            var query: [String] = ["valid=\(valid ? 1 : 0)"]
+            if let result {
+                query.append("uid=\(hex(result.uid))")
+                if let counter = result.counter { query.append("counter=\(counter)") }
+            }
+            if let code { query.append("code=\(code)") }
+            let location = redirect + (redirect.contains("?") ? "&" : "?") + query.joined(separator: "&")
+            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .init("X-Request-Id")!: requestID])
+        }
+        return answer(status, pairs, requestID: requestID)
+    }
+
+    func answer(_ status: Int, _ pairs: KeyValuePairs<String, JSON>, requestID: String, extra: HTTPFields = [:]) -> Response {
+        answer(status, pairs.map { ($0.key, $0.value) }, requestID: requestID, extra: extra)
+    }
+
+    func answer(_ status: Int, _ pairs: [(String, JSON)], requestID: String, extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .init("X-Request-Id")!: requestID]
+        headers.append(contentsOf: extra)
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSON.object(pairs) + "\n")))
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789ABCDEF".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        out.append(digits[Int(b >> 4)])
+        out.append(digits[Int(b & 0x0F)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// The few JSON values the answers need, written by hand (no reflection on the hot path).
+enum JSON: Sendable {
+    case string(String), int(Int), bool(Bool), null
+
+    var text: String {
+        switch self {
+        case .string(let s): Self.quoted(s)
+        case .int(let i): String(i)
+        case .bool(let b): b ? "true" : "false"
+        case .null: "null"
+        }
+    }
+
+    static func object(_ pairs: [(String, JSON)]) -> String {
+        "{" + pairs.map { quoted($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string: quotes, backslashes and every control character escaped.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let h = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

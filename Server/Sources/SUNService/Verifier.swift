@@ -1,0 +1,73 @@
+import Logging
+import SUN
+import Synchronization
+
+/// What the service answers to one tap's URL.
+public enum Verdict: Sendable {
+    /// MAC valid, counter fresh (now recorded).
+    case valid(SUNResult, group: String)
+    /// The MAC does not verify, or the message is one this verifier cannot use.
+    case invalid(code: String, reason: String, group: String)
+    /// MAC valid, but the counter is not greater than the last one accepted.
+    case replay(SUNResult, reason: String, group: String)
+    /// Not a SUN message at all: a parameter missing, bad hex, a wrong length, a URL too long.
+    case malformed(reason: String)
+    /// The path names no group of the key file.
+    case unknownGroup(String)
+    /// The counter store did not answer; nothing was decided.
+    case unavailable(detail: String)
+}
+
+/// The tap verifier of the service: picks the group's keys, verifies the message (``SUNMessage``),
+/// and records the counter in the store. Keys are replaced whole on reload; a verification in
+/// flight finishes with the keys it started with.
+public final class Verifier: Sendable {
+    private let ring: Mutex<KeyRing>
+    public let store: any TapCounterStore
+    public let metrics: ServiceMetrics
+
+    public init(keys: KeyRing, store: any TapCounterStore, metrics: ServiceMetrics) {
+        ring = Mutex(keys)
+        self.store = store
+        self.metrics = metrics
+    }
+
+    public var keys: KeyRing { ring.withLock { $0 } }
+
+    /// Replaces the keys (SIGHUP).
+    public func replaceKeys(_ keys: KeyRing) { ring.withLock { $0 = keys } }
+
+    /// - Parameters:
+    ///   - group: the group named by the path or the `group` parameter; nil for the default.
+    ///   - query: the URL's query, without `?`.
+    public func verify(group name: String?, query: String) async -> Verdict {
+        let keys = self.keys
+        guard let name = name ?? keys.defaultGroup else {
+            return .malformed(reason: "the key file has no default group: name one in the path, /GROUP?…")
+        }
+        guard let group = keys.groups[name] else { return .unknownGroup(name) }
+        let message: SUNMessage
+        do {
+            message = try SUNMessage(url: query, template: group.template)
+        } catch {
+            return .malformed(reason: error.message)
+        }
+        let result: SUNResult
+        do {
+            result = try message.verify(keys: group.keys)
+        } catch {
+            return .invalid(code: error.kind.rawValue, reason: error.message, group: name)
+        }
+        guard let counter = result.counter else {
+            return .invalid(code: SUNError.Kind.unsupported.rawValue, reason: "the message mirrors no read counter, so a replay cannot be told from a tap", group: name)
+        }
+        do {
+            guard try await store.accept(uid: result.uid, counter: counter) else {
+                return .replay(result, reason: "counter \(counter) is not greater than the last one accepted for this UID", group: name)
+            }
+        } catch {
+            return .unavailable(detail: error.detail)
+        }
+        return .valid(result, group: name)
+    }
+}
