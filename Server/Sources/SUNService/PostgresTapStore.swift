@@ -18,6 +18,9 @@ public final class PostgresTapStore: TapCounterStore {
     public let displayName: String
     let timeout: Duration
     let logger: Logger
+    /// Migrations run on a connection of their own, closed at the end: their lock can never
+    /// stay behind on a pooled connection.
+    let migrationConfiguration: PostgresConnection.Configuration
 
     /// The schema versions, in order; each runs once, in a transaction, under an advisory lock
     /// (instances that start together migrate once).
@@ -38,17 +41,31 @@ public final class PostgresTapStore: TapCounterStore {
         let password = components.password.flatMap { $0.removingPercentEncoding }
         let database = components.path.split(separator: "/").first.map(String.init)
         let tls: PostgresClient.Configuration.TLS
-        switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        case let other:
-            throw StoreUnavailable("--database: sslmode \(KeyRing.safe(other)) is not one of disable, prefer, require")
+        let connectionTLS: PostgresConnection.Configuration.TLS
+        do {
+            switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
+            case "disable":
+                tls = .disable
+                connectionTLS = .disable
+            case "prefer":
+                tls = .prefer(.makeClientConfiguration())
+                connectionTLS = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case "require":
+                tls = .require(.makeClientConfiguration())
+                connectionTLS = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case let other:
+                throw StoreUnavailable("--database: sslmode \(KeyRing.safe(other)) is not one of disable, prefer, require")
+            }
+        } catch let error as StoreUnavailable {
+            throw error
+        } catch {
+            throw StoreUnavailable("--database: TLS: \(error)")
         }
         var configuration = PostgresClient.Configuration(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = timeout
         configuration.options.maximumConnections = 16
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        migrationConfiguration = PostgresConnection.Configuration(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: connectionTLS)
         displayName = "postgres://\(user)@\(host):\(components.port ?? 5432)/\(database ?? "")"
         self.timeout = timeout
         self.logger = logger
@@ -102,44 +119,53 @@ public final class PostgresTapStore: TapCounterStore {
                 try? await Task.sleep(for: .milliseconds(500))
             } catch let error as StoreUnavailable {
                 throw error
+            } catch let error as SchemaTooNew {
+                throw StoreUnavailable("the counter database has schema version \(error.version); this server knows up to \(Self.migrations.count)")
             } catch {
                 throw StoreUnavailable("\(error)")
             }
         }
     }
 
+    /// One transaction: the advisory lock (released at its end, or when the connection drops),
+    /// the version table, the missing migrations. DDL is transactional in PostgreSQL, so a
+    /// migration is applied whole with its version or not at all.
     func migrateOnce() async throws {
-        try await withDeadline("migrate") {
-            try await self.client.withConnection { connection in
-                _ = try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: self.logger)
-                do {
-                    try await connection.query("CREATE TABLE IF NOT EXISTS sun_schema_migrations (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())", logger: self.logger)
-                    var version = 0
-                    for try await v in try await connection.query("SELECT coalesce(max(version), 0) FROM sun_schema_migrations", logger: self.logger).decode(Int32.self) {
-                        version = Int(v)
-                    }
-                    guard version <= Self.migrations.count else {
-                        throw StoreUnavailable("the counter database has schema version \(version); this server knows up to \(Self.migrations.count)")
-                    }
-                    for (i, sql) in Self.migrations.enumerated().dropFirst(version) {
-                        try await connection.query("BEGIN", logger: self.logger)
-                        do {
-                            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
-                            try await connection.query("INSERT INTO sun_schema_migrations (version) VALUES (\(Int32(i + 1)))", logger: self.logger)
-                            try await connection.query("COMMIT", logger: self.logger)
-                        } catch {
-                            _ = try? await connection.query("ROLLBACK", logger: self.logger)
-                            throw error
-                        }
-                        self.logger.info("counter database migrated", metadata: ["version": "\(i + 1)"])
-                    }
-                } catch {
-                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: self.logger)
-                    throw error
-                }
-                _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: self.logger)
-            }
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: migrationConfiguration, id: 0, logger: logger)
+        } catch let error as PSQLError {
+            throw StoreUnavailable("PostgreSQL: \(Self.describe(error)) (migrate)")
         }
+        defer { Task { try? await connection.close() } }
+        do {
+            try await connection.query("BEGIN", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS sun_schema_migrations (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())", logger: logger)
+            var version = 0
+            for try await v in try await connection.query("SELECT coalesce(max(version), 0) FROM sun_schema_migrations", logger: logger).decode(Int32.self) {
+                version = Int(v)
+            }
+            guard version <= Self.migrations.count else {
+                throw SchemaTooNew(version: version)
+            }
+            for (i, sql) in Self.migrations.enumerated().dropFirst(version) {
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                try await connection.query("INSERT INTO sun_schema_migrations (version) VALUES (\(Int32(i + 1)))", logger: logger)
+                logger.info("counter database migrated", metadata: ["version": "\(i + 1)"])
+            }
+            try await connection.query("COMMIT", logger: logger)
+        } catch let error as SchemaTooNew {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        } catch let error as PSQLError {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw StoreUnavailable("PostgreSQL: \(Self.describe(error)) (migrate)")
+        }
+    }
+
+    struct SchemaTooNew: Error {
+        var version: Int
     }
 
     /// `body`, or `StoreUnavailable` when it has not answered within the timeout (the pool
