@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         // Only public API, as a program that adds the package sees it: no @testable import.
         .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
-        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics"]),
+        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics", "SUN"]),
     ],
     swiftLanguageModes: [.v6]
 )

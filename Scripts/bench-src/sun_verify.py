@@ -1,7 +1,8 @@
 """The usual Python SUN verifier, written for Scripts/bench sun: parse the URL, AES-CBC-decrypt
 the PICC data with pycryptodome, derive the session MAC key with CMAC over SV2, CMAC the MAC
 input, compare the truncated MAC; decrypt the file data with the session ENC key. The same work
-per tap as swift-apdu's SUN module. Prints "picc_per_s file_per_s"."""
+per tap as swift-apdu's SUN module. Prints "picc_per_s file_per_s". Also imported by
+sun_flask.py, the Flask baseline of Scripts/bench sun-serve."""
 import hmac
 import sys
 import time
@@ -60,4 +61,5 @@ def main():
     print(rates[0], rates[1])
 
 
-main()
+if __name__ == "__main__":
+    main()

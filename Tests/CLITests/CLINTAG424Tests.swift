@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import SUN
 import VirtualCard
 
 /// NTAG 424 DNA through pcscd and vpcd: describe, provision SUN, read the served URL twice, verify
@@ -66,6 +67,27 @@ struct CLINTAG424Tests {
             #expect(try runAPDU(["sun", "verify", url], environment: ["APDU_SDM_META_KEY": zeroKey, "APDU_SDM_FILE_KEY": zeroKey]).status != 0)
             let master = try runAPDU(["ntag424", "change-key", "--key-number", "0", "--old-key-file", old, "--new-key-file", new, "-r", inserted.reader], environment: env)
             #expect(master.status == 77 && tag.keys[0] == [UInt8](repeating: 0, count: 16), "\(master.stderr)")
+        }
+    }
+
+    @Test("change-key --diversify: the tag gets its own AN10922 key from the master key and its UID (read by GetCardUID)")
+    func diversifiedKey() async throws {
+        let state = temp("n424d")
+        let old = temp("old"), master = temp("master")
+        defer { for p in [state, old, master] { try? FileManager.default.removeItem(atPath: p) } }
+        try "\(zeroKey)\n".write(toFile: old, atomically: true, encoding: .utf8)
+        let masterKey = "B62A9BAF092439BD43C62AEE96B970C5"
+        try "\(masterKey)\n".write(toFile: master, atomically: true, encoding: .utf8)
+        let tag = NTAG424TagModel()
+        try await withInsertedCard(ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid)) { inserted in
+            let env = ["APDU_NTAG424_KEY": zeroKey, "XDG_STATE_HOME": state]
+            let bad = try runAPDU(["ntag424", "change-key", "--key-number", "3", "--old-key-file", old, "--new-key-file", master, "--diversify", "XYZ", "-r", inserted.reader], environment: env)
+            #expect(bad.status == 64 && tag.keys[3] == [UInt8](repeating: 0, count: 16))
+            let change = try runAPDU(["ntag424", "change-key", "--key-number", "3", "--old-key-file", old, "--new-key-file", master, "--diversify", "4272616E64", "-r", inserted.reader], environment: env)
+            #expect(change.status == 0 && change.stdout.contains("confirmed"), "\(change.stderr)")
+            let masterBytes: [UInt8] = stride(from: 0, to: 32, by: 2).map { i in UInt8(masterKey.dropFirst(i).prefix(2), radix: 16)! }
+            let expected = try AN10922.diversify(masterKey: masterBytes, input: tag.uid + Array("Brand".utf8))
+            #expect(tag.keys[3] == expected && expected != masterBytes)
         }
     }
 }

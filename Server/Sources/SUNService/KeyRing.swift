@@ -19,6 +19,8 @@ public struct KeyGroup: Sendable {
     public var name: String
     public var keys: SDMKeys
     public var template: SUNTemplate
+    /// A key of the group is all zero, a factory key anyone can use to forge taps.
+    public var usesFactoryKey = false
 }
 
 /// The key file, read: tag groups by name, and the group `GET /` uses.
@@ -148,7 +150,8 @@ public struct KeyRing: Sendable {
                 throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\" template: \(error.message)")
             }
         }
-        return KeyGroup(name: name, keys: keys, template: template)
+        let zero = [UInt8](repeating: 0, count: 16)
+        return KeyGroup(name: name, keys: keys, template: template, usesFactoryKey: [meta, file, master].contains { $0 == zero })
     }
 
     static func decodeHex(_ text: String) -> [UInt8]? {

@@ -42,6 +42,9 @@ public enum SUNServer {
             throw StartError(error.message, exitCode: error.kind == .missing ? 66 : 65)
         }
         checkPermissions(configuration.keyFile, logger: logger)
+        for group in keys.groups.values.sorted(by: { $0.name < $1.name }) where group.usesFactoryKey {
+            logger.warning("a key of this group is the factory key (all zero): anyone can make taps it accepts", metadata: ["group": "\(group.name)"])
+        }
         let metrics = ServiceMetrics()
         var services: [any Service] = []
         var migrate: (@Sendable () async throws -> Void)?

@@ -20,7 +20,7 @@ struct SUNServerCommand: AsyncParsableCommand {
             Exit codes: 0 stopped, 64 usage, 65 key file invalid, 66 key file missing, 69 counter \
             store unavailable or in use, 71 cannot listen. See docs/sun-service.md.
             """,
-        version: "1.0.0"
+        version: "0.1.0"
     )
 
     @Option(help: "The address and port to listen on (port 0: any free port).")

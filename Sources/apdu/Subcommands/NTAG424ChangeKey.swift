@@ -1,6 +1,7 @@
 import ArgumentParser
 import ISO7816
 import NFCTags
+import SUN
 
 extension APDUCommand {
     struct NTAG424ChangeKey: ParsableCommand {
@@ -11,7 +12,10 @@ extension APDUCommand {
                 Authenticates with key 0 (--auth-key-file, default $APDU_NTAG424_KEY; for key 0 itself, the old key). Keys 1-4 \
                 are sent as new XOR old with the new key's CRC32, so a wrong old key is refused by the tag and nothing changes. \
                 Change key 0 last, after the others are confirmed: a lost key 0 locks the tag's configuration for good, so \
-                changing it needs --yes. Keys come from files (32 hex digits) and are never printed; traces show them as **.
+                changing it needs --yes. Keys come from files (32 hex digits) and are never printed; traces show them as **. \
+                With --diversify SYSTEM-ID the new key file holds a master key, and the key written is this tag's own, \
+                diversified by NXP AN10922 from the master key and M = UID ‖ SYSTEM-ID (the UID read from the tag with \
+                GetCardUID): what apdu-sun-server's fileReadMasterKey groups expect (docs/sun-service.md).
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -33,6 +37,9 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("The new key's version byte.", valueName: "n"))
         var keyVersion: UInt8 = 1
 
+        @Option(help: ArgumentHelp("Write this tag's AN10922-diversified key: --new-key-file holds the master key, M = UID ‖ this system identifier (hex, 0-24 bytes; '' for none).", valueName: "hex"))
+        var diversify: String?
+
         @Flag(help: "Confirm a change of key 0 (the application master key).")
         var yes = false
 
@@ -47,10 +54,23 @@ extension APDUCommand {
                     throw Failure(.refused, "changing key 0 (the application master key) cannot be undone without the new key; run again with --yes once keys 1-4 are set and confirmed")
                 }
                 let old = try aesKey(file: oldKeyFile, option: "--old-key-file", environment: "APDU_NTAG424_OLD_KEY")
-                let new = try aesKey(file: newKeyFile, option: "--new-key-file", environment: "APDU_NTAG424_NEW_KEY")
+                let newOrMaster = try aesKey(file: newKeyFile, option: "--new-key-file", environment: "APDU_NTAG424_NEW_KEY")
+                var systemIdentifier: [UInt8]?
+                if let diversify {
+                    guard let bytes = try? Hex.decode(diversify, allowEmpty: true), bytes.count <= 24 else {
+                        throw Failure(.usage, "--diversify: a system identifier is 0 to 24 bytes of hex")
+                    }
+                    systemIdentifier = bytes
+                }
                 let auth = keyNumber == 0 ? old : try aesKey(file: authKeyFile, option: "--auth-key-file", environment: "APDU_NTAG424_KEY")
                 let (reader, confirmed) = try withNTAG424(readerOptions, traceOptions) { reader, _, _, tag in
                     try tag.authenticate(keyNumber: 0, key: auth)
+                    var new = newOrMaster
+                    if let systemIdentifier {
+                        // The real UID, also under random ID: GetCardUID in the authenticated session.
+                        let uid = try tag.cardUID()
+                        new = try AN10922.diversify(masterKey: newOrMaster, input: uid + systemIdentifier)
+                    }
                     try tag.changeKey(keyNumber, to: new, from: old, version: keyVersion)
                     // The new key proves itself: an authentication with it.
                     do { try tag.authenticate(keyNumber: keyNumber, key: new) } catch {
