@@ -72,15 +72,41 @@ public final class SQLiteCounterStore: SUNCounterStore, @unchecked Sendable {
     }
 
     public func accept(uid: [UInt8], counter: Int) throws -> Bool {
-        try lock.withLock { _ throws(CounterStoreError) -> Bool in
-            defer { sqlite3_reset(upsert); sqlite3_clear_bindings(upsert) }
-            _ = uid.withUnsafeBytes { sqlite3_bind_blob(upsert, 1, $0.baseAddress, Int32($0.count), apdu_sqlite_transient()) }
-            sqlite3_bind_int64(upsert, 2, sqlite3_int64(counter))
-            guard sqlite3_step(upsert) == SQLITE_DONE else {
-                throw CounterStoreError("the counter store \(path): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            return sqlite3_changes(db) == 1
+        try lock.withLock { _ throws(CounterStoreError) -> Bool in try step(uid: uid, counter: counter) }
+    }
+
+    /// Several taps in one transaction (a group commit): one write to the log, and one sync with
+    /// `.full`, for all of them. Each is decided as by ``accept(uid:counter:)``, in order (a UID
+    /// twice in the batch: the second sees the first). All are recorded, or, when the commit
+    /// fails, none.
+    public func accept(batch: [(uid: [UInt8], counter: Int)]) throws(CounterStoreError) -> [Bool] {
+        if batch.count == 1 {
+            return [try lock.withLock { _ throws(CounterStoreError) -> Bool in try step(uid: batch[0].uid, counter: batch[0].counter) }]
         }
+        return try lock.withLock { _ throws(CounterStoreError) -> [Bool] in
+            try Self.exec(db, "BEGIN IMMEDIATE")
+            do throws(CounterStoreError) {
+                var results: [Bool] = []
+                results.reserveCapacity(batch.count)
+                for tap in batch { results.append(try step(uid: tap.uid, counter: tap.counter)) }
+                try Self.exec(db, "COMMIT")
+                return results
+            } catch {
+                try? Self.exec(db, "ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// One upsert; the caller holds the lock.
+    private func step(uid: [UInt8], counter: Int) throws(CounterStoreError) -> Bool {
+        defer { sqlite3_reset(upsert); sqlite3_clear_bindings(upsert) }
+        _ = uid.withUnsafeBytes { sqlite3_bind_blob(upsert, 1, $0.baseAddress, Int32($0.count), apdu_sqlite_transient()) }
+        sqlite3_bind_int64(upsert, 2, sqlite3_int64(counter))
+        guard sqlite3_step(upsert) == SQLITE_DONE else {
+            throw CounterStoreError("the counter store \(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return sqlite3_changes(db) == 1
     }
 
     /// The last counter accepted for `uid`, if any.

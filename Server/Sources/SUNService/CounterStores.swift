@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import SUN
 import SUNStore
@@ -33,6 +34,7 @@ public final class SQLiteTapStore: TapCounterStore {
     let store: SQLiteCounterStore
     private let lockDescriptor: Int32
     public let displayName: String
+    private let committer: GroupCommitter
 
     public init(path: String, durability: SQLiteCounterStore.Durability) throws(StoreUnavailable) {
         let lockPath = path + ".lock"
@@ -49,16 +51,70 @@ public final class SQLiteTapStore: TapCounterStore {
             close(fd)
             throw StoreUnavailable(error.message)
         }
+        committer = GroupCommitter(store: store)
         displayName = "sqlite:\(path)"
     }
 
     deinit { close(lockDescriptor) }
 
     public func accept(uid: [UInt8], counter: Int) async throws(StoreUnavailable) -> Bool {
-        do { return try store.accept(uid: uid, counter: counter) } catch let error as CounterStoreError { throw StoreUnavailable(error.message) } catch { throw StoreUnavailable("\(error)") }
+        try await committer.accept(uid: uid, counter: counter)
     }
 
     public func check() async throws(StoreUnavailable) {
         do { _ = try store.lastCounter(uid: []) } catch let error as CounterStoreError { throw StoreUnavailable(error.message) } catch { throw StoreUnavailable("\(error)") }
+    }
+}
+
+/// Group commit for SQLite: the taps that arrive while a transaction is being written wait, and
+/// go together in the next one (one log write, and with `--sqlite-sync full` one sync, for all
+/// of them). Under light load each tap has a transaction of its own; under heavy load the
+/// batches grow and the cost per tap falls. Writes happen on one thread of their own, never on
+/// the server's event loops. A failed commit fails every tap of its batch (none is recorded).
+final class GroupCommitter: Sendable {
+    typealias Waiter = (uid: [UInt8], counter: Int, continuation: CheckedContinuation<Bool, any Error>)
+    private let store: SQLiteCounterStore
+    private let queue = DispatchQueue(label: "apdu-sun-server.sqlite-writer")
+    private let state = Mutex<(pending: [Waiter], writing: Bool)>(([], false))
+    /// The largest batch: a bound on the time the first tap of a batch waits for the last.
+    static let maximumBatch = 256
+
+    init(store: SQLiteCounterStore) { self.store = store }
+
+    func accept(uid: [UInt8], counter: Int) async throws(StoreUnavailable) -> Bool {
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let start = state.withLock { s -> Bool in
+                    s.pending.append((uid, counter, continuation))
+                    guard !s.writing else { return false }
+                    s.writing = true
+                    return true
+                }
+                if start { queue.async { self.drain() } }
+            }
+        } catch let error as StoreUnavailable {
+            throw error
+        } catch {
+            throw StoreUnavailable("\(error)")
+        }
+    }
+
+    private func drain() {
+        while true {
+            let batch = state.withLock { s -> [Waiter] in
+                let n = min(s.pending.count, Self.maximumBatch)
+                let batch = Array(s.pending.prefix(n))
+                s.pending.removeFirst(n)
+                if batch.isEmpty { s.writing = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                let results = try store.accept(batch: batch.map { ($0.uid, $0.counter) })
+                for (waiter, accepted) in zip(batch, results) { waiter.continuation.resume(returning: accepted) }
+            } catch {
+                for waiter in batch { waiter.continuation.resume(throwing: StoreUnavailable(error.message)) }
+            }
+        }
     }
 }

@@ -96,10 +96,13 @@ public struct ServiceRoutes: Sendable {
         if target.utf8.count > options.maximumURLBytes {
             verdict = .malformed(reason: "the URL is \(target.utf8.count) bytes; at most \(options.maximumURLBytes) are accepted")
         } else {
-            verdict = await verifier.verify(group: group ?? request.uri.queryParameters["group"].map(String.init), query: request.uri.query ?? "")
+            let query = request.uri.query ?? ""
+            // The group parameter, when the path names none (looked for only then: parsing every
+            // parameter costs on the hot path).
+            let named = group ?? (Self.mentionsGroup(query) ? request.uri.queryParameters["group"].map(String.init) : nil)
+            verdict = await verifier.verify(group: named, query: query)
         }
-        var logger = context.logger
-        logger[metadataKey: "group"] = "\(group ?? "-")"
+        let logger = context.logger
         let response: Response
         switch verdict {
         case .valid(let result, let name):
@@ -137,6 +140,19 @@ public struct ServiceRoutes: Sendable {
         return response
     }
 
+    /// Whether the query has a parameter named `group` (a byte scan: String.contains goes
+    /// through Foundation's string search, which costs more than the whole check).
+    static func mentionsGroup(_ query: String) -> Bool {
+        let name = Array("group=".utf8)
+        var utf8 = query.utf8[...]
+        while !utf8.isEmpty {
+            if utf8.starts(with: name) { return true }
+            guard let amp = utf8.firstIndex(of: UInt8(ascii: "&")) else { return false }
+            utf8 = utf8[utf8.index(after: amp)...]
+        }
+        return false
+    }
+
     func verdictAnswer(_ status: Int, valid: Bool, code: String?, reason: String?, result: SUNResult?, requestID: String) -> Response {
         var pairs: [(String, JSON)] = [("valid", .bool(valid))]
         if let result {
@@ -154,7 +170,7 @@ public struct ServiceRoutes: Sendable {
             }
             if let code { query.append("code=\(code)") }
             let location = redirect + (redirect.contains("?") ? "&" : "?") + query.joined(separator: "&")
-            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .init("X-Request-Id")!: requestID])
+            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .requestID: requestID])
         }
         return answer(status, pairs, requestID: requestID)
     }
@@ -164,10 +180,14 @@ public struct ServiceRoutes: Sendable {
     }
 
     func answer(_ status: Int, _ pairs: [(String, JSON)], requestID: String, extra: HTTPFields = [:]) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .init("X-Request-Id")!: requestID]
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .requestID: requestID]
         headers.append(contentsOf: extra)
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSON.object(pairs) + "\n")))
     }
+}
+
+extension HTTPField.Name {
+    static let requestID = HTTPField.Name("X-Request-Id")!
 }
 
 func hex(_ bytes: [UInt8]) -> String {
