@@ -3,14 +3,15 @@ import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The shared store: counters in PostgreSQL, so that any number of server instances behind a
 /// load balancer have one view of every UID's last counter.
 ///
 /// The check and the update are one statement (`INSERT … ON CONFLICT (uid) DO UPDATE … WHERE
-/// sun_counters.counter < excluded.counter RETURNING counter`): PostgreSQL takes the row's lock,
-/// so two instances that get the same tap at the same moment accept it once. The statement is
-/// prepared once per connection. A query that cannot get an answer within the timeout (the
+/// counter < excluded.counter RETURNING uid`): PostgreSQL takes the row's lock, so two instances
+/// that get the same tap at the same moment accept it once. Taps that arrive together share one
+/// multi-row statement (``PostgresBatcher``). A query that cannot get an answer within the timeout (the
 /// server down, restarting, unreachable) is `StoreUnavailable`; the connection pool reconnects
 /// by itself when PostgreSQL is back.
 public final class PostgresTapStore: TapCounterStore {
@@ -21,6 +22,8 @@ public final class PostgresTapStore: TapCounterStore {
     /// Migrations run on a connection of their own, closed at the end: their lock can never
     /// stay behind on a pooled connection.
     let migrationConfiguration: PostgresConnection.Configuration
+    /// Group commit: the taps that arrive while statements run share the next one.
+    private let batcher: PostgresBatcher
 
     /// The schema versions, in order; each runs once, in a transaction, under an advisory lock
     /// (instances that start together migrate once).
@@ -67,40 +70,39 @@ public final class PostgresTapStore: TapCounterStore {
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         migrationConfiguration = PostgresConnection.Configuration(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: connectionTLS)
         displayName = "postgres://\(user)@\(host):\(components.port ?? 5432)/\(database ?? "")"
+        batcher = PostgresBatcher { [client] batch throws(StoreUnavailable) in
+            try await Self.upsert(batch, client: client, timeout: timeout, logger: logger)
+        }
         self.timeout = timeout
         self.logger = logger
     }
 
-    struct AcceptTap: PostgresPreparedStatement {
-        static let name = "apdu_sun_accept_v1"
-        static let sql = """
-            INSERT INTO sun_counters (uid, counter) VALUES ($1, $2) \
-            ON CONFLICT (uid) DO UPDATE SET counter = excluded.counter, updated = now() \
-            WHERE sun_counters.counter < excluded.counter RETURNING counter
-            """
-        typealias Row = Int64
-        var uid: ByteBuffer
-        var counter: Int64
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(uid)
-            bindings.append(counter)
-            return bindings
-        }
-        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
+    public func accept(uid: [UInt8], counter: Int) async throws(StoreUnavailable) -> Bool {
+        try await batcher.accept(uid: uid, counter: counter)
     }
 
-    public func accept(uid: [UInt8], counter: Int) async throws(StoreUnavailable) -> Bool {
-        let statement = AcceptTap(uid: ByteBuffer(bytes: uid), counter: Int64(counter))
-        return try await withDeadline("accept") {
-            var accepted = false
-            for try await _ in try await self.client.execute(statement, logger: self.logger) { accepted = true }
+    /// One multi-row upsert for a batch (each UID once, sorted); the UIDs accepted.
+    static func upsert(_ batch: [(uid: [UInt8], counter: Int)], client: PostgresClient, timeout: Duration, logger: Logger) async throws(StoreUnavailable) -> Set<[UInt8]> {
+        let sorted = batch.sorted { $0.uid.lexicographicallyPrecedes($1.uid) }
+        let uids = sorted.map { hex($0.uid) }
+        let counters = sorted.map { Int64($0.counter) }
+        let query: PostgresQuery = """
+            INSERT INTO sun_counters AS c (uid, counter) \
+            SELECT decode(u, 'hex'), n FROM unnest(\(uids)::text[], \(counters)::bigint[]) AS t(u, n) \
+            ON CONFLICT (uid) DO UPDATE SET counter = excluded.counter, updated = now() \
+            WHERE c.counter < excluded.counter RETURNING uid
+            """
+        return try await withDeadline(timeout: timeout, what: "accept") {
+            var accepted = Set<[UInt8]>()
+            for try await uid in try await client.query(query, logger: logger).decode(ByteBuffer.self) {
+                accepted.insert(Array(buffer: uid))
+            }
             return accepted
         }
     }
 
     public func check() async throws(StoreUnavailable) {
-        try await withDeadline("check") {
+        try await Self.withDeadline(timeout: timeout, what: "check") {
             for try await _ in try await self.client.query("SELECT 1", logger: self.logger) {}
         }
     }
@@ -169,21 +171,26 @@ public final class PostgresTapStore: TapCounterStore {
     }
 
     /// `body`, or `StoreUnavailable` when it has not answered within the timeout (the pool
-    /// waits for a connection while PostgreSQL is down; the waiting request is cancelled).
-    func withDeadline<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws(StoreUnavailable) -> T {
-        let timeout = self.timeout
+    /// waits for a connection while PostgreSQL is down). The answer never waits for `body`
+    /// past the deadline: it is cancelled and left to end by itself, so a request is never held
+    /// (nor a graceful shutdown) by a query that does not notice its cancellation.
+    static func withDeadline<T: Sendable>(timeout: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) async throws(StoreUnavailable) -> T {
+        let pending = ResumeOnce<T>()
+        let take = { @Sendable in pending.take() }
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
+            return try await withCheckedThrowingContinuation { continuation in
+                pending.set(continuation)
+                let timer = Task {
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled else { return }
+                    take()?.resume(throwing: StoreUnavailable("PostgreSQL did not answer within \(timeout) (\(what))"))
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let value = first else {
-                    throw StoreUnavailable("PostgreSQL did not answer within \(timeout) (\(what))")
+                Task {
+                    let result: Result<T, any Error>
+                    do { result = .success(try await body()) } catch { result = .failure(error) }
+                    timer.cancel()
+                    take()?.resume(with: result)
                 }
-                return value
             }
         } catch let error as StoreUnavailable {
             throw error
@@ -191,6 +198,18 @@ public final class PostgresTapStore: TapCounterStore {
             throw StoreUnavailable("PostgreSQL: \(Self.describe(error)) (\(what))")
         } catch {
             throw StoreUnavailable("PostgreSQL: \(error) (\(what))")
+        }
+    }
+
+    /// A continuation resumed once, by whichever of the answer and the deadline comes first.
+    final class ResumeOnce<T: Sendable>: Sendable {
+        private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+        func set(_ c: CheckedContinuation<T, any Error>) { continuation.withLock { $0 = c } }
+        func take() -> CheckedContinuation<T, any Error>? {
+            continuation.withLock { c in
+                defer { c = nil }
+                return c
+            }
         }
     }
 

@@ -87,7 +87,12 @@ public enum SUNServer {
             "store": "\(store.displayName)", "groups": "\(keys.groups.keys.sorted().joined(separator: ","))",
             "default_group": "\(keys.defaultGroup ?? "-")",
         ])
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var lifecycle = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Requests in flight get this long to finish (each is bounded by --store-timeout anyway);
+        // within systemd's TimeoutStopSec of 30 s.
+        lifecycle.maximumGracefulShutdownDuration = .seconds(20)
+        lifecycle.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: lifecycle)
         try await group.run()
         logger.notice("stopped")
     }
