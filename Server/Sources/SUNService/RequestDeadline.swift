@@ -14,12 +14,20 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPResponsePart
 
     let limit: TimeAmount
+    /// When the connection must have delivered its next request head.
+    private var deadline: NIODeadline = .now()
     private var timer: Scheduled<Void>?
     private var inRequest = false
 
     init(limit: TimeAmount) { self.limit = limit }
 
-    func handlerAdded(context: ChannelHandlerContext) { arm(context) }
+    // One timer a connection, moved only when it fires: a request costs a clock read, not a
+    // timer scheduled and cancelled.
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline = .now() + limit
+        schedule(context, at: deadline)
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -28,33 +36,35 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
-            timer?.cancel()
-            timer = nil
-            inRequest = true
-        }
+        if case .head = unwrapInboundIn(data) { inRequest = true }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             inRequest = false
-            arm(context)
+            deadline = .now() + limit
         }
         context.write(data, promise: promise)
     }
 
-    private func arm(_ context: ChannelHandlerContext) {
-        timer?.cancel()
+    private func schedule(_ context: ChannelHandlerContext, at when: NIODeadline) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: limit) {
+        timer = context.eventLoop.scheduleTask(deadline: when) {
             let (handler, context) = loopBound.value
-            handler.expire(context)
+            handler.fire(context)
         }
     }
 
+    private func fire(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        // A request being answered is bounded by the store's timeout, not by this one.
+        if inRequest { return schedule(context, at: .now() + limit) }
+        if NIODeadline.now() < deadline { return schedule(context, at: deadline) }
+        expire(context)
+    }
+
     private func expire(_ context: ChannelHandlerContext) {
-        guard !inRequest, context.channel.isActive else { return }
         let seconds = limit.nanoseconds / 1_000_000_000
         let body = "{\"valid\":false,\"code\":\"timeout\",\"reason\":\"no complete request within \(seconds) s\"}\n"
         var head = HTTPResponse(status: .requestTimeout)
