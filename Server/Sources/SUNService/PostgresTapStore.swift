@@ -33,7 +33,8 @@ public final class PostgresTapStore: TapCounterStore {
     /// pg_advisory_lock key of the migrations ("SUN" in ASCII).
     static let migrationLock = 0x53554E
 
-    /// - Parameter url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`.
+    /// - Parameter url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`;
+    ///   without a password in it, `PGPASSWORD` from the environment.
     public init(url: String, timeout: Duration, logger: Logger) throws(StoreUnavailable) {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty
@@ -41,7 +42,9 @@ public final class PostgresTapStore: TapCounterStore {
             throw StoreUnavailable("--database: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or a SQLite file path")
         }
         let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
-        let password = components.password.flatMap { $0.removingPercentEncoding }
+        // A password on the command line is visible to every user (ps); PGPASSWORD, as libpq
+        // reads it, keeps it out of sight.
+        let password = components.password.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
         let database = components.path.split(separator: "/").first.map(String.init)
         let tls: PostgresClient.Configuration.TLS
         let connectionTLS: PostgresConnection.Configuration.TLS
