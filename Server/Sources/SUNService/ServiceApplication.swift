@@ -134,7 +134,7 @@ public struct ServiceRoutes: Sendable {
         case .unavailable(let detail):
             metrics.unavailable.increment()
             logger.error("counter store unavailable", metadata: ["error": "\(detail)"])
-            response = answer(503, ["valid": .null, "code": .string("unavailable"), "reason": .string("the counter store is unavailable; nothing was decided, retry later")], requestID: requestID, extra: [.retryAfter: "1"])
+            response = answer(503, ["valid": .null, "code": .string("unavailable"), "reason": .string("the counter store did not answer; retry later")], requestID: requestID, extra: [.retryAfter: "1"])
         }
         metrics.latency.record(ContinuousClock.now - started)
         return response

@@ -14,7 +14,8 @@ public enum Verdict: Sendable {
     case malformed(reason: String)
     /// The path names no group of the key file.
     case unknownGroup(String)
-    /// The counter store did not answer; nothing was decided.
+    /// The counter store did not answer in time (the update may still reach it: a retry is then
+    /// a replay, never a second acceptance).
     case unavailable(detail: String)
 }
 
