@@ -27,6 +27,7 @@ public struct KeyReloader: Service {
             verifier.replaceKeys(keys)
             verifier.metrics.keyReloads.increment()
             logger.notice("keys reloaded", metadata: ["file": "\(path)", "groups": "\(keys.groups.keys.sorted().joined(separator: ","))"])
+            SUNServer.warnAboutFactoryKeys(keys, logger: logger)
         } catch {
             verifier.metrics.keyReloadFailures.increment()
             logger.error("keys not reloaded; the previous keys stay in use", metadata: ["error": "\(error.message)"])

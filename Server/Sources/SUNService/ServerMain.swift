@@ -42,9 +42,7 @@ public enum SUNServer {
             throw StartError(error.message, exitCode: error.kind == .missing ? 66 : 65)
         }
         checkPermissions(configuration.keyFile, logger: logger)
-        for group in keys.groups.values.sorted(by: { $0.name < $1.name }) where group.usesFactoryKey {
-            logger.warning("a key of this group is the factory key (all zero): anyone can make taps it accepts", metadata: ["group": "\(group.name)"])
-        }
+        warnAboutFactoryKeys(keys, logger: logger)
         let metrics = ServiceMetrics()
         var services: [any Service] = []
         var migrate: (@Sendable () async throws -> Void)?
@@ -95,6 +93,13 @@ public enum SUNServer {
         let group = ServiceGroup(configuration: lifecycle)
         try await group.run()
         logger.notice("stopped")
+    }
+
+    /// A warning for each group with an all-zero key: anyone can make taps it accepts.
+    static func warnAboutFactoryKeys(_ keys: KeyRing, logger: Logger) {
+        for group in keys.groups.values.sorted(by: { $0.name < $1.name }) where group.usesFactoryKey {
+            logger.warning("a key of this group is the factory key (all zero): anyone can make taps it accepts", metadata: ["group": "\(group.name)"])
+        }
     }
 
     /// Warns when the key file can be read by others than its owner and group.
