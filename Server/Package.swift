@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "apdu-sun-server",
-            dependencies: ["SUNService", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), .product(name: "SUNStore", package: "swift-apdu")]
+            dependencies: ["SUNService", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), .product(name: "SUNStore", package: "swift-apdu"), .product(name: "SUN", package: "swift-apdu")]
         ),
         // Fresh, valid tap URLs for Scripts/bench sun-serve and the tests; not shipped.
         .executableTarget(name: "sun-taps", dependencies: [.product(name: "SUN", package: "swift-apdu")]),

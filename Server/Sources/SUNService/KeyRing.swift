@@ -18,7 +18,8 @@ public struct KeyFileError: Error, CustomStringConvertible, Sendable {
 public struct KeyGroup: Sendable {
     public var name: String
     public var keys: SDMKeys
-    public var template: SUNTemplate
+    /// The group's own URL template; nil: the server's (`--template`, or the common names).
+    public var template: SUNTemplate?
     /// A key of the group is all zero, a factory key anyone can use to forge taps.
     public var usesFactoryKey = false
 }
@@ -143,7 +144,7 @@ public struct KeyRing: Sendable {
         } catch {
             throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\": \(error)")
         }
-        var template = SUNTemplate.common
+        var template: SUNTemplate?
         if let t = fields["template"] {
             guard let t = t as? String else { throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\" field \"template\" must be a string") }
             do { template = try SUNTemplate(url: t) } catch {

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SUN
 import SUNStore
 
 /// A start-up failure: a one-line message and the exit code documented in docs/sun-service.md.
@@ -23,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     public var keyFile: String
     /// A SQLite file path, or a postgres:// URL.
     public var database = "sun-counters.sqlite"
+    /// The URL template of groups without their own (`--template`): which parameters carry what.
+    public var template = SUNTemplate.common
     public var sqliteDurability: SQLiteCounterStore.Durability = .normal
     public var storeTimeout: Duration = .seconds(2)
     public var databaseWait: Duration = .seconds(30)
@@ -60,7 +63,7 @@ public enum SUNServer {
         } catch {
             throw StartError(error.detail, exitCode: 69)
         }
-        let verifier = Verifier(keys: keys, store: store, metrics: metrics)
+        let verifier = Verifier(keys: keys, store: store, metrics: metrics, defaultTemplate: configuration.template)
         services.append(KeyReloader(path: configuration.keyFile, verifier: verifier, logger: logger))
         let routes = ServiceRoutes(verifier: verifier, options: configuration.options)
         var app = Application(

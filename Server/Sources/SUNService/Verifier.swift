@@ -26,11 +26,14 @@ public final class Verifier: Sendable {
     private let ring: Mutex<KeyRing>
     public let store: any TapCounterStore
     public let metrics: ServiceMetrics
+    /// The parameter names of groups without a template of their own.
+    public let defaultTemplate: SUNTemplate
 
-    public init(keys: KeyRing, store: any TapCounterStore, metrics: ServiceMetrics) {
+    public init(keys: KeyRing, store: any TapCounterStore, metrics: ServiceMetrics, defaultTemplate: SUNTemplate = .common) {
         ring = Mutex(keys)
         self.store = store
         self.metrics = metrics
+        self.defaultTemplate = defaultTemplate
     }
 
     public var keys: KeyRing { ring.withLock { $0 } }
@@ -49,7 +52,7 @@ public final class Verifier: Sendable {
         guard let group = keys.groups[name] else { return .unknownGroup(name) }
         let message: SUNMessage
         do {
-            message = try SUNMessage(url: query, template: group.template)
+            message = try SUNMessage(url: query, template: group.template ?? defaultTemplate)
         } catch {
             return .malformed(reason: error.message)
         }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Logging
 import SUNService
+import SUN
 import SUNStore
 
 /// apdu-sun-server: verifies NTAG 424 DNA SUN taps over HTTP and refuses replays, with its
@@ -34,6 +35,9 @@ struct SUNServerCommand: AsyncParsableCommand {
 
     @Option(help: "SQLite only: 'normal' syncs the log at checkpoints (a process crash loses nothing), 'full' syncs every accepted tap.")
     var sqliteSync = "normal"
+
+    @Option(help: "The URL template the tags were provisioned with (as for `apdu ntag424 sdm --url`), for groups without a template of their own; default: the common names (e/picc_data, c/cmac/m, enc, uid + ctr).")
+    var template: String?
 
     @Option(help: "Answer every verdict with a 302 to this URL, the verdict in its query.")
     var redirect: String?
@@ -70,6 +74,9 @@ struct SUNServerCommand: AsyncParsableCommand {
         c.host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         c.port = port
         c.database = database
+        if let template {
+            do { c.template = try SUNTemplate(url: template) } catch { throw ValidationError("--template: \(error.message)") }
+        }
         guard let durability = SQLiteCounterStore.Durability(rawValue: sqliteSync) else {
             throw ValidationError("--sqlite-sync: expected normal or full")
         }

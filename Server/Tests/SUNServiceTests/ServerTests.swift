@@ -83,6 +83,21 @@ struct ServerTests {
         #expect(bad.status == 302 && bad.headers["location"] == "https://brand.example/landing?lang=en&valid=0&code=malformed")
     }
 
+    @Test("--template names the parameters of groups without a template of their own; a group's own template wins")
+    func template() throws {
+        let scratch = Scratch()
+        let server = try ServerProcess(keys: scratch.write("keys.json", keyFileText), database: scratch.file("c.sqlite"),
+                                       arguments: ["--template", "https://t.example/x?p={picc}&s={mac}"], scratch: scratch)
+        let c = try HTTPConnection(port: server.port)
+        #expect(try c.get("/?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086").status == 400)
+        let answer = try c.get("/?p=EF963FF7828658A599F3041510671E88&s=94EED9EE65337086")
+        #expect(answer.status == 200 && answer.json["counter"] as? Int == 61)
+        #expect(try c.get("/nxp?picc_data=FD91EC264309878BE6345CBE53BADF40&enc=CEE9A53E3E463EF1F459635736738962&cmac=ECC1E7F6C6C73BF6").status == 200)
+        #expect(server.stop() == 0)
+        let bad = try runServer(["--keys", scratch.file("keys.json"), "--database", scratch.file("d.sqlite"), "--template", "https://t.example/x?p={picc}"])
+        #expect(bad.status == 64 && bad.stderr.contains("--template"))
+    }
+
     @Test("Keys never appear in logs, metrics or answers, whatever is asked")
     func keysNeverShown() throws {
         let scratch = Scratch()
