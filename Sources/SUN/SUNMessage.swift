@@ -287,16 +287,23 @@ public struct SUNMessage: Sendable, Hashable {
     /// The SDMMAC over `macInput` with the session MAC key from `data` (UID ‖ counter), compared
     /// in constant time with the message's.
     func macCheck(fileKey: (aes: AES128, bytes: [UInt8]), encryption: SDMEncryption, data: [UInt8]) throws(SUNError) -> Bool {
+        constantTimeEqual(try Self.sdmMAC(fileKey: fileKey, encryption: encryption, data: data, input: macInput), mac)
+    }
+
+    /// The truncated SDMMAC a tag computes over `input`: the session MAC key from SDMFileReadKey
+    /// and `data` (UID ‖ SDMReadCtr, SV2 in AES mode), then CMAC or CMAC_LRP. What a tap is
+    /// checked against, and what a simulated tap carries.
+    static func sdmMAC(fileKey: (aes: AES128, bytes: [UInt8]), encryption: SDMEncryption, data: [UInt8], input: [UInt8]) throws(SUNError) -> [UInt8] {
         let full: [UInt8]
         switch encryption {
         case .aes:
-            let sesMAC = try AES128(key: fileKey.aes.cmac(Self.sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], data)))
-            full = sesMAC.cmac(macInput)
+            let sesMAC = try AES128(key: fileKey.aes.cmac(sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], data)))
+            full = sesMAC.cmac(input)
         case .lrp:
-            let master = try LRP(key: fileKey.bytes).cmac(Self.lrpSessionVector(data))
-            full = try LRP(key: master).cmac(macInput)
+            let master = try LRP(key: fileKey.bytes).cmac(lrpSessionVector(data))
+            full = try LRP(key: master).cmac(input)
         }
-        return constantTimeEqual(Self.truncate(full), mac)
+        return truncate(full)
     }
 
     /// NTAG 424 DNA's truncated MAC: the odd-numbered bytes 1, 3, …, 15.

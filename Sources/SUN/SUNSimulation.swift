@@ -17,9 +17,7 @@ extension SDMKeys {
         }
         let ctr: [UInt8] = [UInt8(counter & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter >> 16 & 0xFF)]
         let picc = try metaRead.cbcEncrypt([0xC7] + uid + ctr + padding)
-        let fileKey = try fileReadKey(uid: uid)
-        let sesMAC = try AES128(key: fileKey.aes.cmac(SUNMessage.sessionVector([0x3C, 0xC3, 0x00, 0x01, 0x00, 0x80], uid + ctr)))
-        let mac = SUNMessage.truncate(sesMAC.cmac([]))
+        let mac = try SUNMessage.sdmMAC(fileKey: try fileReadKey(uid: uid), encryption: .aes, data: uid + ctr, input: [])
         return "\(base)?e=\(SUNMessage.hexString(picc))&c=\(SUNMessage.hexString(mac))"
     }
 }
