@@ -3,7 +3,7 @@ import PackageDescription
 
 // apdu-sun-server: the SUN verification service, a product of its own so that the `apdu` tool
 // (the package one folder up) keeps its lean build and start-up. It takes the SUN verifier and
-// the embedded counter store from there, and adds the server stack: Hummingbird (HTTP),
+// embedded counter store and ISO7816's hex encoding from there, and adds the server stack: Hummingbird (HTTP),
 // postgres-nio (counters shared by many instances), swift-service-lifecycle (signals, graceful
 // shutdown), swift-log and swift-prometheus (logs and metrics).
 let package = Package(
@@ -33,6 +33,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SUN", package: "swift-apdu"),
                 .product(name: "SUNStore", package: "swift-apdu"),
+                .product(name: "ISO7816", package: "swift-apdu"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

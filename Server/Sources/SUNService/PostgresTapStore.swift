@@ -1,4 +1,5 @@
 import Foundation
+import ISO7816
 import Logging
 import NIOCore
 import NIOSSL
@@ -87,7 +88,7 @@ public final class PostgresTapStore: TapCounterStore {
     /// One multi-row upsert for a batch (each UID once, sorted); the UIDs accepted.
     static func upsert(_ batch: [(uid: [UInt8], counter: Int)], client: PostgresClient, timeout: Duration, logger: Logger) async throws(StoreUnavailable) -> Set<[UInt8]> {
         let sorted = batch.sorted { $0.uid.lexicographicallyPrecedes($1.uid) }
-        let uids = sorted.map { hex($0.uid) }
+        let uids = sorted.map { Hex.encode($0.uid) }
         let counters = sorted.map { Int64($0.counter) }
         let query: PostgresQuery = """
             INSERT INTO sun_counters AS c (uid, counter) \

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import ISO7816
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -108,7 +109,7 @@ public struct ServiceRoutes: Sendable {
         case .valid(let result, let name):
             metrics.verifications.increment()
             metrics.valid.increment()
-            logger.debug("tap valid", metadata: ["group": "\(name)", "uid": "\(hex(result.uid))", "counter": "\(result.counter ?? -1)"])
+            logger.debug("tap valid", metadata: ["group": "\(name)", "uid": "\(Hex.encode(result.uid))", "counter": "\(result.counter ?? -1)"])
             response = verdictAnswer(200, valid: true, code: nil, reason: nil, result: result, requestID: requestID)
         case .invalid(let code, let reason, let name):
             metrics.verifications.increment()
@@ -118,7 +119,7 @@ public struct ServiceRoutes: Sendable {
         case .replay(let result, let reason, let name):
             metrics.verifications.increment()
             metrics.replays.increment()
-            logger.info("tap refused: replay", metadata: ["group": "\(name)", "uid": "\(hex(result.uid))", "counter": "\(result.counter ?? -1)"])
+            logger.info("tap refused: replay", metadata: ["group": "\(name)", "uid": "\(Hex.encode(result.uid))", "counter": "\(result.counter ?? -1)"])
             response = verdictAnswer(409, valid: false, code: "replay", reason: reason, result: result, requestID: requestID)
         case .malformed(let reason):
             metrics.verifications.increment()
@@ -157,7 +158,7 @@ public struct ServiceRoutes: Sendable {
         if let redirect = options.redirect {
             var query: [String] = ["valid=\(valid ? 1 : 0)"]
             if let result {
-                query.append("uid=\(hex(result.uid))")
+                query.append("uid=\(Hex.encode(result.uid))")
                 if let counter = result.counter { query.append("counter=\(counter)") }
             }
             if let code { query.append("code=\(code)") }
@@ -169,43 +170,32 @@ public struct ServiceRoutes: Sendable {
         body.reserveCapacity(96 + (reason?.utf8.count ?? 0) + 2 * (result?.fileData?.count ?? 0))
         if let result {
             body += ",\"uid\":\""
-            body += hex(result.uid)
+            body += Hex.encode(result.uid)
             body += "\",\"counter\":"
             body += result.counter.map(String.init) ?? "null"
             body += ",\"fileData\":"
-            body += result.fileData.map { "\"" + hex($0) + "\"" } ?? "null"
+            body += result.fileData.map { "\"" + Hex.encode($0) + "\"" } ?? "null"
         }
         if let code { body += ",\"code\":" + JSON.quoted(code) }
         if let reason { body += ",\"reason\":" + JSON.quoted(reason) }
         body += "}\n"
-        let headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .requestID: requestID]
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return jsonResponse(status, body, requestID: requestID)
     }
 
     func answer(_ status: Int, _ pairs: KeyValuePairs<String, JSON>, requestID: String, extra: HTTPFields = [:]) -> Response {
-        answer(status, pairs.map { ($0.key, $0.value) }, requestID: requestID, extra: extra)
+        jsonResponse(status, JSON.object(pairs.map { ($0.key, $0.value) }) + "\n", requestID: requestID, extra: extra)
     }
 
-    func answer(_ status: Int, _ pairs: [(String, JSON)], requestID: String, extra: HTTPFields = [:]) -> Response {
+    /// A JSON answer: never cached, with the request's id.
+    func jsonResponse(_ status: Int, _ body: String, requestID: String, extra: HTTPFields = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .requestID: requestID]
         headers.append(contentsOf: extra)
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSON.object(pairs) + "\n")))
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }
 
 extension HTTPField.Name {
     static let requestID = HTTPField.Name("X-Request-Id")!
-}
-
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789ABCDEF".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 0x0F)])
-    }
-    return String(decoding: out, as: UTF8.self)
 }
 
 /// The few JSON values the answers need, written by hand (no reflection on the hot path).
