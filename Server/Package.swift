@@ -2,10 +2,10 @@
 import PackageDescription
 
 // apdu-sun-server: the SUN verification service, a product of its own so that the `apdu` tool
-// (the package one folder up) keeps its lean build and start-up. It takes the SUN verifier and
-// embedded counter store and ISO7816's hex encoding from there, and adds the server stack: Hummingbird (HTTP),
-// postgres-nio (counters shared by many instances), swift-service-lifecycle (signals, graceful
-// shutdown), swift-log and swift-prometheus (logs and metrics).
+// (the package one folder up) keeps its lean build and start-up. It takes the SUN verifier, the
+// embedded counter store and ISO7816's hex encoding from there, and adds the server stack:
+// Hummingbird (HTTP), postgres-nio (counters shared by many instances), swift-service-lifecycle
+// (signals, graceful shutdown), swift-log and swift-prometheus (logs and metrics).
 let package = Package(
     name: "apdu-sun-server",
     platforms: [.macOS(.v15)],
