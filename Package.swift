@@ -38,6 +38,9 @@ let package = Package(
         // Threads for blocking work without Foundation's Thread (kept out of the CLI's start path).
         .target(name: "Threading"),
         .target(name: "ISO7816"),
+        // The ciphers, MACs, hashes and CRCs of card protocols (DES, 3DES, AES, CMAC, retail MAC):
+        // libcrypto, shared by secure messaging (NTAG 424, DESFire, passports) and the emulators.
+        .target(name: "CardCrypto", dependencies: ["COpenSSL"]),
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL", "SUN"]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
@@ -64,6 +67,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PCSC", "VirtualCard", "ISO7816"]),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
+        .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),

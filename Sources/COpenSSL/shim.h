@@ -11,6 +11,9 @@
 #include <openssl/obj_mac.h>
 #include <openssl/objects.h>
 #include <openssl/aes.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
 
 /// One AES-128 key, expanded once for encryption and (on first use) for decryption: the SUN
 /// verifier's hot path runs a handful of single-block operations per tap, where an EVP context
