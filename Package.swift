@@ -13,10 +13,15 @@ let package = Package(
         .library(name: "TagReader", targets: ["TagReader"]),
         // The SUN (Secure Dynamic Messaging) verifier alone: no pcsclite, for web backends.
         .library(name: "SUN", targets: ["SUN"]),
+        // Passports and ID cards over any APDU channel, without the reader stack.
+        .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "SUNStore", targets: ["SUNStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // BER/DER for the ASN.1 of passports (SecurityInfos, EF.SOD, DG14, DG15), which may use
+        // BER's indefinite lengths; FoundationEssentials only.
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // `swift package generate-documentation`: the DocC catalogs, built in CI (Scripts/docs).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -43,6 +48,9 @@ let package = Package(
         .target(name: "CardCrypto", dependencies: ["COpenSSL"]),
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL", "SUN"]),
+        // Passports and ID cards (ICAO 9303): MRZ, LDS, BAC, PACE, secure messaging, passive, active
+        // and chip authentication over any APDU channel; libcrypto, no reader stack.
+        .target(name: "MRTD", dependencies: ["ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
         .target(name: "SUN", dependencies: ["COpenSSL"]),
         // SQLite (libsqlite3) for the SUN replay counters.
@@ -68,6 +76,7 @@ let package = Package(
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
+        .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto"]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
