@@ -133,7 +133,7 @@ struct WriteProgress {
             return result
         } catch {
             // A tag that refused the step did not do it; a card that went away may have.
-            let refused = (error as? TagError).map { $0.kind == .writeFailed || $0.kind == .readOnly } ?? false
+            let refused = isRefusal(error)
             let state: WriteInterrupted.TagState
             switch phase {
             case .untouched:
@@ -149,19 +149,27 @@ struct WriteProgress {
     }
 }
 
-/// The commit-order write of the block-addressed types (Type 5, MIFARE Classic), once their
-/// checks have passed: the block holding the commit byte (the NDEF length's first byte) with that
-/// byte 0, every other changed block, the commit block as in `target` last, then a read-back of
-/// every block written. Failures come out as `WriteInterrupted` with the state the tag can be in.
+/// The commit-order write of every block- or page-addressed type (Type 2, Type 5, MIFARE
+/// Classic), once their checks have passed: the block holding the commit byte (the NDEF length's
+/// first byte) with that byte 0, every other changed block, the commit block as in `target`
+/// last, then a read-back of every block written. Failures come out as `WriteInterrupted` with the
+/// state the tag can be in.
+///
+/// A block the tag refuses after the message was emptied (a lock bit whose place was unknown, a
+/// password the chip was not proven to have) is not left that way: the blocks written so far are
+/// put back as they were — the tag accepted each of them a moment ago — then the length, and
+/// the refusal is thrown with the tag unchanged (issue 32). The message reads as empty throughout
+/// the roll-back, so a cut in it leaves the empty state the backup restores.
 /// - Parameters:
 ///   - image: what the tag holds now (the area's bytes, `blockSize` per block).
 ///   - target: what it must hold.
 ///   - changed: the blocks whose bytes differ, in order.
+///   - unit: "block" or "page", in the steps' words.
 ///   - number: the block number people see for a block index (a Classic area skips trailers).
 ///   - write: writes one block.
 ///   - readBack: reads the given blocks again from the tag (not from a cache) and returns the
 ///     area's bytes with them.
-func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitPosition: Int, blockSize: Int,
+func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitPosition: Int, blockSize: Int, unit: String = "block",
                         number: (Int) -> Int, observer: ((WriteStep) -> Void)?,
                         write: (Int, [UInt8]) throws -> Void, readBack: ([Int]) throws -> [UInt8]) throws {
     var now = image
@@ -180,23 +188,68 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
     if !clears {
         progress.phase = .emptied
     } else {
-        try progress.step("clear the NDEF length (block \(number(commitBlock)))", empties: true) { try put(commitBlock, emptied) }
+        try progress.step("clear the NDEF length (\(unit) \(number(commitBlock)))", empties: true) { try put(commitBlock, emptied) }
     }
+    var written: [Int] = []
     for block in changed where block != commitBlock {
-        try progress.step("write block \(number(block))") { try put(block, bytes(target, block)) }
+        do {
+            try progress.step("write \(unit) \(number(block))") { try put(block, bytes(target, block)) }
+            written.append(block)
+        } catch let cut as WriteInterrupted where isRefusal(cut.underlying) {
+            try rollBack(refused: block, cause: cut.underlying)
+        }
     }
     if commits {
-        try progress.step("write the NDEF length (block \(number(commitBlock)))", commits: true) { try put(commitBlock, bytes(target, commitBlock)) }
+        try progress.step("write the NDEF length (\(unit) \(number(commitBlock)))", commits: true) { try put(commitBlock, bytes(target, commitBlock)) }
     } else {
         progress.phase = .committed
     }
-    try progress.step("read the written blocks back") {
+    try progress.step("read the written \(unit)s back") {
         let written = Set(changed + [commitBlock]).sorted()
         let back = try readBack(written)
         for block in written where bytes(back, block) != bytes(target, block) {
-            throw TagError(.verifyFailed, "block \(number(block)) reads back \(bytes(back, block).hexString), \(bytes(target, block).hexString) was written")
+            throw TagError(.verifyFailed, "\(unit) \(number(block)) reads back \(bytes(back, block).hexString), \(bytes(target, block).hexString) was written")
         }
     }
+
+    /// Puts back every block written since the message was emptied, then the length; reads them
+    /// back; throws the refusal with the tag unchanged, or what the tag holds if that fails.
+    func rollBack(refused block: Int, cause: any Error) throws -> Never {
+        let why = "\(unit) \(number(block)) is locked or password-protected (\(cause))"
+        var step = ""
+        do {
+            for b in written.reversed() {
+                step = "put \(unit) \(number(b)) back"
+                try put(b, bytes(image, b))
+            }
+        } catch {
+            throw WriteInterrupted(state: .empty, underlying: error, step: step)
+        }
+        if clears {
+            do {
+                step = "write the old NDEF length back (\(unit) \(number(commitBlock)))"
+                try put(commitBlock, bytes(image, commitBlock))
+            } catch {
+                throw WriteInterrupted(state: isRefusal(error) ? .empty : .oldOrEmpty, underlying: error, step: step)
+            }
+        }
+        let touched = Set(written + [commitBlock]).sorted()
+        let back: [UInt8]
+        do { back = try readBack(touched) } catch {
+            throw WriteInterrupted(state: .old, underlying: error, step: "read the \(unit)s put back")
+        }
+        if let bad = touched.first(where: { bytes(back, $0) != bytes(image, $0) }) {
+            throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "\(why); \(unit) \(number(bad)) reads back \(bytes(back, bad).hexString) after it was put back as \(bytes(image, bad).hexString)"),
+                                   step: "read the \(unit)s put back")
+        }
+        let undone = [written.isEmpty ? nil : "the \(unit)s written before it were put back", clears ? "the NDEF length was restored" : nil].compactMap { $0 }
+        throw TagError(.readOnly, "\(why); \(undone.isEmpty ? "" : undone.joined(separator: " and ") + ": ")the tag is unchanged")
+    }
+}
+
+/// Whether an error is the tag refusing a write (it did not do it), not the card going away.
+func isRefusal(_ error: any Error) -> Bool {
+    (error as? TagError).map { $0.kind == .writeFailed || $0.kind == .readOnly } ?? false
 }
 
 /// The last step of every write: the message read back and parsed from the tag must be the one

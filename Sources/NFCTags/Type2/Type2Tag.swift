@@ -444,6 +444,7 @@ public final class Type2Tag: PermanentlyLockable {
                 try recover()
                 return
             }
+            cover((end + 1) * 4)
             image.replaceSubrange((first * 4)..<((end + 1) * 4), with: bytes)
             for b in block...(end / 4) { loaded.insert(b) }
             block = end / 4 + 1
@@ -481,7 +482,7 @@ public final class Type2Tag: PermanentlyLockable {
         guard range.upperBound <= reachableBytes else {
             throw TagError(.beyondReach, "the tag's data reaches byte \(range.upperBound - 1) (page \((range.upperBound - 1) / 4)), \(reachNote)")
         }
-        if range.upperBound > image.count { image += [UInt8](repeating: 0, count: range.upperBound - image.count) }
+        cover(range.upperBound)
         try fastRead(range)
         var a = range.lowerBound - range.lowerBound % 16
         while a < range.upperBound {
@@ -511,6 +512,13 @@ public final class Type2Tag: PermanentlyLockable {
     }
     private var loaded: Set<Int> = []
 
+    /// Grows the memory image to whole 16-byte blocks up to `end` (exclusive), never past what
+    /// this path reaches: reads write whole blocks into it.
+    func cover(_ end: Int) {
+        let blocks = min((end + 15) / 16 * 16, reachableBytes)
+        if blocks > image.count { image += [UInt8](repeating: 0, count: blocks - image.count) }
+    }
+
     func load(tolerant: Bool = false) throws {
         // With FAST_READ, the first frame brings the header and as much of the data area as the
         // reader carries: most messages need no second one.
@@ -522,7 +530,11 @@ public final class Type2Tag: PermanentlyLockable {
         }
         header = prefetched.count >= 16 ? Array(prefetched[0..<16]) : try readPages(0)
         capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
-        image = [UInt8](repeating: 0, count: min(16 + capabilityContainer.dataAreaSize + 64, reachableBytes))
+        // The image covers all this path can reach, whatever the CC says: lock and configuration
+        // pages of a proven chip lie past a shrunk CC's data area (an NTAG215 with a 144-byte CC
+        // keeps its dynamic lock bytes at page 82h), and every address is checked against the
+        // reach before it is used (at most 4 KiB).
+        image = [UInt8](repeating: 0, count: reachableBytes)
         loaded = [0]
         lockState = nil
         for (i, b) in header.enumerated() { image[i] = b }
@@ -767,8 +779,11 @@ public final class Type2Tag: PermanentlyLockable {
     }
 
     /// Brings the tag from `image` to `target` within `range`: every page that changes is
-    /// checked first; then the commit byte's page with that byte 0 (the message reads as
-    /// empty), every other changed page, and the commit page as in `target` last.
+    /// checked against the locks and the password the tag is known to have, then written in
+    /// commit order (`writeInCommitOrder`: the commit byte's page with that byte 0, every other
+    /// changed page, the commit page as in `target` last, a read-back). A page whose lock state
+    /// is unknown (an unproven chip's dynamic lock bytes) and that the tag refuses makes the
+    /// write put back what it changed: the tag is left unchanged (issue 32).
     func apply(_ target: [UInt8], commitPosition: Int, range: Range<Int>) throws {
         let pages = (range.lowerBound / 4)...((range.upperBound - 1) / 4)
         let changed = pages.filter { p in (0..<4).contains { target[p * 4 + $0] != image[p * 4 + $0] } }
@@ -785,35 +800,14 @@ public final class Type2Tag: PermanentlyLockable {
             let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
             throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")
         }
-        var emptied = Array(image[(commitPage * 4)..<(commitPage * 4 + 4)])
-        emptied[commitPosition % 4] = 0
-        let clears = image[commitPosition] != 0
-        let final = Array(target[(commitPage * 4)..<(commitPage * 4 + 4)])
-        let commits = final != (clears ? emptied : Array(image[(commitPage * 4)..<(commitPage * 4 + 4)]))
-        let steps = (clears ? 1 : 0) + changed.count(where: { $0 != commitPage }) + (commits ? 1 : 0) + 1
-        var progress = WriteProgress(steps: steps, observer: writeObserver)
-        if clears {
-            try progress.step("clear the NDEF length (page \(commitPage))", empties: true) { try writePage(commitPage, emptied) }
-        } else {
-            progress.phase = .emptied
-        }
-        for page in changed where page != commitPage {
-            try progress.step("write page \(page)") { try writePage(page, Array(target[(page * 4)..<(page * 4 + 4)])) }
-        }
-        if commits {
-            try progress.step("write the NDEF length (page \(commitPage))", commits: true) { try writePage(commitPage, final) }
-        } else {
-            progress.phase = .committed
-        }
-        // Read back the 16-byte blocks written: the tag must hold exactly the target.
-        try progress.step("read the written pages back") {
-            let blocks = Set(changed.map { $0 / 4 })
+        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: 4, unit: "page",
+                               number: { $0 }, observer: writeObserver, write: { try writePage($0, $1) }, readBack: { written in
+            // The 16-byte blocks holding the pages, read again from the tag.
+            let blocks = Set(written.map { $0 / 4 })
             loaded.subtract(blocks)
             for block in blocks.sorted() { try ensureRead((block * 16)..<(block * 16 + 16)) }
-            if let bad = changed.first(where: { p in (0..<4).contains { target[p * 4 + $0] != image[p * 4 + $0] } }) {
-                throw TagError(.verifyFailed, "page \(bad) reads back \(Array(image[(bad * 4)..<(bad * 4 + 4)]).hexString), \(Array(target[(bad * 4)..<(bad * 4 + 4)]).hexString) was written")
-            }
-        }
+            return image
+        })
     }
 
     /// Records bytes written outside `writePage` in the memory image.
@@ -929,7 +923,7 @@ public final class Type2Tag: PermanentlyLockable {
         if commands != nil, version != nil, let chipPages = chip.chip?.pages {
             let last = min(pages.upperBound, chipPages - 1)
             if page <= last {
-                if image.count < (last + 1) * 4 { image += [UInt8](repeating: 0, count: (last / 4 + 1) * 16 - image.count) }
+                cover((last + 1) * 4)
                 try fastRead((page * 4)..<((last + 1) * 4))
                 while page <= last, loaded.contains(page / 4) { out.append((page, Array(image[(page * 4)..<(page * 4 + 4)]))); page += 1 }
             }

@@ -47,6 +47,37 @@ struct CLIType2Tests {
         }
     }
 
+    /// Issue 32: an unknown lock is not an unlocked page. Behind a storage-only reader the
+    /// NTAG215's dynamic lock bytes cannot be placed; a write that meets a locked page puts back
+    /// what it changed and says so.
+    @Test("a write into pages an unproven chip's dynamic lock bits protect: exit 1, the tag unchanged; a proven NTAG215 with a 144-byte CC: status and lock, no trap")
+    func unknownLocks() async throws {
+        var image = Type2TagModel.factoryImage(chip: .ntag215)
+        image[0x82 * 4] = 0x01                                  // pages 16-31 locked
+        let model = Type2TagModel(chip: .ntag215, memory: image)
+        try await withInsertedCard(model) { inserted in
+            let before = model.contents
+            let w = try runAPDU(["ndef-write", "-r", inserted.reader, "--text", String(repeating: "x", count: 200)])
+            #expect(w.status == 1, "\(w.stderr)")
+            #expect(w.stderr.contains("page 16 is locked or password-protected") && w.stderr.contains("the tag is unchanged"), "\(w.stderr)")
+            #expect(w.stderr.split(separator: "\n").count == 1, "\(w.stderr)")
+            #expect(model.contents == before)
+            let short = try runAPDU(["ndef-write", "-r", inserted.reader, "--uri", "https://e.x"])
+            #expect(short.status == 0, "\(short.stderr)")
+        }
+        // The trap the issue reported: GET_VERSION proves an NTAG215 whose CC says 144 bytes.
+        var small = Type2TagModel.factoryImage(chip: .ntag215)
+        small[14] = 0x12
+        for dialect in [ContactlessReader.Dialect.transparent, .acr122u] {
+            try await withInsertedCard(ContactlessReader(dialect, tag: Type2TagModel(chip: .ntag215, memory: small))) { inserted in
+                let s = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
+                #expect(s.status == 0, "\(s.stderr)")
+                let l = try runAPDU(["ndef-lock", "--yes", "-r", inserted.reader])
+                #expect(l.status == 0, "\(l.stderr)")
+            }
+        }
+    }
+
     @Test("ul-read dumps pages with roles; a bad range is a usage error")
     func ulRead() async throws {
         // Chip roles where GET_VERSION proves the chip (a transparent reader).
