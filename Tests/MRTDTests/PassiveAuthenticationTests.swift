@@ -156,6 +156,13 @@ struct PassiveAuthenticationTests {
         #expect(swapped.signature.messageDigestMatches == false)
         #expect(!swapped.valid)
 
+        // The signed content-type attribute must name the LDSSecurityObject (RFC 5652 §11.1).
+        let otherType = fixture.verify(fixture.sod { $0.contentTypeAttribute = "2.23.136.1.1.2" })
+        #expect(otherType.signature.status == .failed)
+        #expect(otherType.signature.reason == "the content-type attribute does not name the signed content's type")
+        let noType = fixture.verify(fixture.sod { $0.contentTypeAttribute = "" })
+        #expect(noType.signature.reason == "the signed attributes lack the content type (RFC 5652 §11.1)")
+
         // The SignerInfo names PKCS#1 v1.5 but the signature is PSS: the SignerInfo decides.
         let rsa = PassiveFixture.rsa
         let mislabelled = rsa.verify(rsa.sod { data in

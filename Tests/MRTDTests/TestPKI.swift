@@ -226,6 +226,8 @@ struct TestSignedData {
     var signerID: SignerID = .issuerAndSerial
     var signingTime: String? = "250601120000Z"
     var signedAttributes = true
+    /// The content-type attribute's value; "" leaves the attribute out.
+    var contentTypeAttribute: String?
     /// Changes the messageDigest attribute's value (to test that it is checked).
     var messageDigestOverride: [UInt8]?
     /// Changes the content after signing (the messageDigest no longer matches).
@@ -242,9 +244,10 @@ struct TestSignedData {
     }
 
     func build() -> [UInt8] {
-        var attributes: [[UInt8]] = [
-            TestDER.sequence(TestDER.oid("1.2.840.113549.1.9.3"), TestDER.set(TestDER.oid(contentType))),
-        ]
+        var attributes: [[UInt8]] = []
+        if contentTypeAttribute != "" {
+            attributes.append(TestDER.sequence(TestDER.oid("1.2.840.113549.1.9.3"), TestDER.set(TestDER.oid(contentTypeAttribute ?? contentType))))
+        }
         if let signingTime { attributes.append(TestDER.sequence(TestDER.oid("1.2.840.113549.1.9.5"), TestDER.set(TestDER.utcTime(signingTime)))) }
         attributes.append(TestDER.sequence(TestDER.oid("1.2.840.113549.1.9.4"), TestDER.set(TestDER.octetString(messageDigestOverride ?? digest.hash(content)))))
         let attributeSet = TestDER.set(attributes)
