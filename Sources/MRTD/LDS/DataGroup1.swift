@@ -6,6 +6,7 @@ public struct DataGroup1: Sendable, Hashable, CustomStringConvertible {
     /// so a chip's data is shown next to the failure.
     public var mrz: MachineReadableZone
 
+    /// A DG1 holding `mrz` (for tests and emulators).
     public init(mrz: MachineReadableZone) {
         self.mrz = mrz
     }

@@ -33,6 +33,7 @@ public struct DataGroup11: Sendable, Hashable {
     /// Tags this library does not know, as hex, in order.
     public var unknownTags: [String] = []
 
+    /// A DG11 with no field set; fill the fields to build one.
     public init() {}
 
     /// Decodes DG11 (template `6B`).

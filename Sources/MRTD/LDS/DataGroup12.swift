@@ -24,6 +24,7 @@ public struct DataGroup12: Sendable, Hashable {
     /// Tags this library does not know, as hex, in order.
     public var unknownTags: [String] = []
 
+    /// A DG12 with no field set; fill the fields to build one.
     public init() {}
 
     /// Decodes DG12 (template `6C`).

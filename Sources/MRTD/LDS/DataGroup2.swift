@@ -6,8 +6,10 @@ import ISO7816
 
 /// The faces of DG2, each with its image exactly as the chip serves it.
 public struct DataGroup2: Sendable, Hashable {
+    /// Every face of every biometric template, in order (most documents hold one).
     public var faces: [FaceImage]
 
+    /// A DG2 holding `faces` (for tests and emulators).
     public init(faces: [FaceImage]) {
         self.faces = faces
     }
@@ -39,6 +41,7 @@ public struct BiometricHeader: Sendable, Hashable {
     /// `88`: the format type (0x0008: face image per ISO/IEC 19794-5).
     public var formatType: Int?
 
+    /// A header with the given elements; nil ones are absent.
     public init(version: [UInt8]? = nil, biometricType: Int? = nil, biometricSubtype: Int? = nil, creationDateTime: String? = nil, formatOwner: Int? = nil, formatType: Int? = nil) {
         self.version = version
         self.biometricType = biometricType
@@ -61,17 +64,22 @@ public struct FaceImage: Sendable, Hashable {
         case iso39794_5 = "ISO/IEC 39794-5"
     }
 
+    /// The biometric format the face came in.
     public var encoding: Encoding
     /// The image file as served; write it under `image.format.fileExtension`.
     public var image: DocumentImage
     /// What the record declares the image to be (`JPEG`, `JPEG 2000`, `JPEG 2000 lossless`),
     /// nil when it does not say.
     public var declaredFormat: String?
+    /// Width in pixels, as the record states it.
     public var width: Int?
+    /// Height in pixels, as the record states it.
     public var height: Int?
     /// As the record codes it: `male`, `female`, `unspecified`, `unknown`, `other`.
     public var gender: String?
+    /// As the record codes it: `blue`, `brown`, `unspecified` …
     public var eyeColour: String?
+    /// As the record codes it: `black`, `blonde`, `unspecified` …
     public var hairColour: String?
     /// ISO/IEC 19794-5 only: `neutral`, `smile` …
     public var expression: String?
@@ -80,6 +88,7 @@ public struct FaceImage: Sendable, Hashable {
     /// The template's header.
     public var header: BiometricHeader
 
+    /// A face with the given fields (for tests and emulators).
     public init(encoding: Encoding, image: DocumentImage, declaredFormat: String? = nil, width: Int? = nil, height: Int? = nil,
                 gender: String? = nil, eyeColour: String? = nil, hairColour: String? = nil, expression: String? = nil,
                 imageType: String? = nil, header: BiometricHeader = BiometricHeader()) {

@@ -5,8 +5,10 @@
 public struct DisplayedImages: Sendable, Hashable {
     /// 5 or 7.
     public var dataGroup: Int
+    /// The images in the order stored.
     public var images: [DocumentImage]
 
+    /// Displayed images of DG`dataGroup` (for tests and emulators).
     public init(dataGroup: Int, images: [DocumentImage]) {
         self.dataGroup = dataGroup
         self.images = images

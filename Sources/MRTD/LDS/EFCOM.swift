@@ -12,6 +12,7 @@ public struct EFCOM: Sendable, Hashable {
     /// Tags of the tag list that name no data group, as hex.
     public var unknownTags: [String]
 
+    /// An EF.COM with the given contents (for tests and emulators).
     public init(ldsVersion: String?, unicodeVersion: String?, dataGroups: [Int], unknownTags: [String] = []) {
         self.ldsVersion = ldsVersion
         self.unicodeVersion = unicodeVersion

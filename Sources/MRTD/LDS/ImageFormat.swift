@@ -80,6 +80,7 @@ public struct DocumentImage: Sendable, Hashable {
     /// Detected from the bytes.
     public var format: ImageFormat
 
+    /// The image `bytes`, their format detected.
     public init(bytes: [UInt8]) {
         self.bytes = bytes
         self.format = ImageFormat(detecting: bytes)

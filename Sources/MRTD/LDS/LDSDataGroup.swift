@@ -71,16 +71,21 @@ public struct OtherDataGroup: Sendable, Hashable {
     /// The top-level elements inside the template: tag (hex) and value length, in order.
     public var elements: [Element]
 
+    /// One element inside the template.
     public struct Element: Sendable, Hashable {
+        /// The element's tag, as hex (`5F1F`).
         public var tag: String
+        /// The length of its value, in bytes.
         public var length: Int
 
+        /// An element with this tag and value length.
         public init(tag: String, length: Int) {
             self.tag = tag
             self.length = length
         }
     }
 
+    /// A listing with the given contents.
     public init(dataGroup: Int, tag: String, elements: [Element]) {
         self.dataGroup = dataGroup
         self.tag = tag

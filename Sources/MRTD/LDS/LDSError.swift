@@ -3,6 +3,7 @@
 
 /// A file of the LDS (EF.COM, a data group) that does not decode.
 public struct LDSError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem it is.
     public enum Kind: String, Sendable, Hashable {
         /// Not BER-TLV: truncated, a length past the end, a tag or length too long.
         case tlv
@@ -12,11 +13,14 @@ public struct LDSError: Error, Hashable, Sendable, CustomStringConvertible {
         case unsupported
     }
 
+    /// What kind of problem it is.
     public var kind: Kind
     /// The file: `EF.COM`, `DG1` … `DG16`.
     public var file: String
+    /// One line, safe to show: the problem, never the holder's data.
     public var message: String
 
+    /// An error about `file`.
     public init(_ kind: Kind, file: String, _ message: String) {
         self.kind = kind
         self.file = file

@@ -10,6 +10,7 @@ public struct PersonName: Sendable, Hashable {
     /// The secondary identifier, fillers turned into spaces; empty when none.
     public var givenNames: String
 
+    /// Splits `text` at its first `<<` into surname and given names.
     public init(text: String) {
         self.text = text
         func spaced(_ s: Substring) -> String {

@@ -14,6 +14,7 @@ public struct DocumentDate: Sendable, Hashable {
     /// 1–31, nil when unknown or out of range.
     public var day: Int?
 
+    /// A date with the given parts.
     public init(text: String, year: Int?, month: Int?, day: Int?) {
         self.text = text
         self.year = year

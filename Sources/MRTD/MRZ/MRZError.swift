@@ -3,6 +3,7 @@
 
 /// A machine-readable zone that does not parse or whose check digits do not hold.
 public struct MRZError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem it is.
     public enum Kind: String, Sendable, Hashable {
         /// Not 3 × 30, 2 × 36 or 2 × 44 characters.
         case shape
@@ -15,12 +16,14 @@ public struct MRZError: Error, Hashable, Sendable, CustomStringConvertible {
         case field
     }
 
+    /// What kind of problem it is.
     public var kind: Kind
     /// The field a check digit guards; nil for errors about the whole text.
     public var field: MachineReadableZone.Field?
     /// One line, safe to show: positions and digits, never the field's contents.
     public var message: String
 
+    /// An error of `kind`, about `field` when it concerns one.
     public init(_ kind: Kind, field: MachineReadableZone.Field? = nil, _ message: String) {
         self.kind = kind
         self.field = field

@@ -53,6 +53,7 @@ public struct MachineReadableZone: Sendable, Hashable, CustomStringConvertible, 
         case report
     }
 
+    /// TD1, TD2, TD3, MRV-A or MRV-B, from the line lengths (and a `V` for visas).
     public var format: Format
     /// The lines as parsed, fillers included. Never in `description`.
     public var lines: [String]
@@ -73,6 +74,7 @@ public struct MachineReadableZone: Sendable, Hashable, CustomStringConvertible, 
     /// expiry and the reference year (so a child's 2020 and an elder's 1940 both come out
     /// right, and a birth is never in the future).
     public var dateOfBirth: DocumentDate
+    /// The holder's sex as printed.
     public var sex: Sex
     /// YYMMDD; ICAO 9303 prints no century, so the year is put within 20 years ahead and 80
     /// years back of the reference year (documents run 10 years, 15 at most).

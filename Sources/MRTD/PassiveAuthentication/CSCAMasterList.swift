@@ -14,7 +14,9 @@ public struct CSCAMasterList: Sendable, Hashable {
     public var signer: CertificateSummary
     /// The CSCA the signer chains to.
     public var signerIssuer: CertificateSummary?
+    /// The list's signingTime attribute, when present.
     public var signingTime: Timestamp?
+    /// The CscaMasterList version (0).
     public var version: Int
 
     static let masterListType = "2.23.136.1.1.2"

@@ -13,6 +13,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     let x509: OpaquePointer
     /// The subject, one line in X.500 order: `C=DE, O=bund, OU=bsi, CN=csca-germany`.
     public let subject: String
+    /// The issuer, one line in X.500 order.
     public let issuer: String
     /// The serial number as uppercase hex.
     public let serialNumber: String
@@ -20,9 +21,13 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     let serialMagnitude: [UInt8]
     /// The issuer Name's DER.
     let issuerDER: [UInt8]
+    /// Start of the validity period.
     public let notBefore: Timestamp?
+    /// End of the validity period.
     public let notAfter: Timestamp?
+    /// The subject key identifier extension, when present.
     public let subjectKeyIdentifier: [UInt8]?
+    /// The authority key identifier's key identifier, when present.
     public let authorityKeyIdentifier: [UInt8]?
     /// The subject's country (`C`), when named.
     public let country: String?
@@ -165,16 +170,22 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
 
 /// A certificate as verdicts show it: names, serial, validity, key and fingerprint.
 public struct CertificateSummary: Sendable, Hashable {
+    /// The subject, one line in X.500 order.
     public var subject: String
+    /// The issuer, one line in X.500 order.
     public var issuer: String
+    /// The serial number, uppercase hex.
     public var serialNumber: String
+    /// Start of the validity period.
     public var notBefore: Timestamp?
+    /// End of the validity period.
     public var notAfter: Timestamp?
     /// `RSA 2048`, `EC brainpoolP256r1` …
     public var publicKey: String
     /// SHA-256 of the DER, uppercase hex: what a user compares with a published list.
     public var sha256Fingerprint: String
 
+    /// A summary with the given fields.
     public init(subject: String, issuer: String, serialNumber: String, notBefore: Timestamp?, notAfter: Timestamp?, publicKey: String, sha256Fingerprint: String) {
         self.subject = subject
         self.issuer = issuer
@@ -188,7 +199,9 @@ public struct CertificateSummary: Sendable, Hashable {
 
 /// A certificate that libcrypto cannot parse.
 public struct CertificateError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// One line: why the certificate does not parse.
     public var message: String
+    /// An error with this message.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

@@ -18,6 +18,7 @@ public struct DocumentSecurityObject: Sendable, Hashable {
     public var dataGroupHashes: [Int: [UInt8]]
     /// LDS version info of version 1 (`ldsVersion` "0108" → "1.8"), nil in version 0.
     public var ldsVersion: String?
+    /// Unicode version of the LDS version info, nil in version 0.
     public var unicodeVersion: String?
     /// The certificates EF.SOD carries (normally the Document Signer's), those libcrypto parses.
     public var certificates: [Certificate]

@@ -14,23 +14,34 @@
 ///
 /// Other files in the folder are ignored.
 public struct MRTDDump: Sendable, Hashable {
+    /// EF.COM, as read.
     public var com: [UInt8]?
+    /// EF.SOD, as read (tag `77`).
     public var sod: [UInt8]?
     /// Data group number (1–16) → the file's bytes.
     public var dataGroups: [Int: [UInt8]]
+    /// EF.CardAccess (PACE parameters), as read.
     public var cardAccess: [UInt8]?
+    /// EF.CardSecurity, as read.
     public var cardSecurity: [UInt8]?
+    /// EF.DIR, as read.
     public var dir: [UInt8]?
 
+    /// `EF.COM.bin`.
     public static let comFileName = "EF.COM.bin"
+    /// `EF.SOD.bin`.
     public static let sodFileName = "EF.SOD.bin"
+    /// `EF.CardAccess.bin`.
     public static let cardAccessFileName = "EF.CardAccess.bin"
+    /// `EF.CardSecurity.bin`.
     public static let cardSecurityFileName = "EF.CardSecurity.bin"
+    /// `EF.DIR.bin`.
     public static let dirFileName = "EF.DIR.bin"
 
     /// `DG1.bin` … `DG16.bin`.
     public static func fileName(forDataGroup number: Int) -> String { "DG\(number).bin" }
 
+    /// A dump of the given files (what a live read collected).
     public init(com: [UInt8]? = nil, sod: [UInt8]? = nil, dataGroups: [Int: [UInt8]] = [:], cardAccess: [UInt8]? = nil, cardSecurity: [UInt8]? = nil, dir: [UInt8]? = nil) {
         self.com = com
         self.sod = sod
@@ -121,6 +132,7 @@ public struct MRTDVerification: Sendable, Hashable {
     public var com: Result<EFCOM, LDSError>?
     /// Each data group decoded, or why not.
     public var dataGroups: [Int: Result<LDSDataGroup, LDSError>]
+    /// Hashes, signature and chain, each with its verdict.
     public var passiveAuthentication: PassiveAuthenticationResult
 
     /// DG1's MRZ, when DG1 decoded.
@@ -132,9 +144,12 @@ public struct MRTDVerification: Sendable, Hashable {
 
 /// A dump folder or file that could not be read.
 public struct MRTDDumpError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The folder or file.
     public var path: String
+    /// One line: what was wrong.
     public var message: String
 
+    /// An error about `path`.
     public init(path: String, _ message: String) {
         self.path = path
         self.message = message

@@ -20,6 +20,7 @@ public enum VerdictStatus: String, Sendable, Hashable {
 
 /// The hash of one data group against EF.SOD.
 public struct DataGroupHash: Sendable, Hashable {
+    /// How the data group's hash compares.
     public enum Outcome: String, Sendable, Hashable {
         /// Read, listed, and the hashes are equal.
         case matches
@@ -31,13 +32,16 @@ public struct DataGroupHash: Sendable, Hashable {
         case notListed
     }
 
+    /// 1–16.
     public var dataGroup: Int
+    /// How the data group's hash compares.
     public var outcome: Outcome
     /// The hash EF.SOD lists.
     public var expected: [UInt8]?
     /// The hash of the bytes read.
     public var computed: [UInt8]?
 
+    /// A comparison with the given fields.
     public init(dataGroup: Int, outcome: Outcome, expected: [UInt8]?, computed: [UInt8]?) {
         self.dataGroup = dataGroup
         self.outcome = outcome
@@ -48,6 +52,7 @@ public struct DataGroupHash: Sendable, Hashable {
 
 /// Step 1: the data groups read against their hashes in EF.SOD.
 public struct HashVerdict: Sendable, Hashable {
+    /// Verified only when every data group read matches, none is unlisted, and at least one was compared.
     public var status: VerdictStatus
     /// EF.SOD's hash algorithm.
     public var algorithm: Digest?
@@ -66,6 +71,7 @@ public struct HashVerdict: Sendable, Hashable {
 
 /// Step 2: the Document Signer's signature.
 public struct SignatureVerdict: Sendable, Hashable {
+    /// Verified only when the signer's certificate was found, the messageDigest attribute matches and the signature verifies.
     public var status: VerdictStatus
     /// The algorithm the SignerInfo names.
     public var scheme: SignatureScheme?
@@ -80,11 +86,13 @@ public struct SignatureVerdict: Sendable, Hashable {
     public var signingTime: Timestamp?
     /// Interoperability notes (a signer matched leniently, the attributes re-encoded).
     public var notes: [String]
+    /// One line: why, or what verified.
     public var reason: String
 }
 
 /// Step 3: the Document Signer's certificate up to a CSCA.
 public struct ChainVerdict: Sendable, Hashable {
+    /// Verified only when the Document Signer chains to a CSCA of the trust store at ``checkedAt``.
     public var status: VerdictStatus
     /// The moment validity periods were checked at.
     public var checkedAt: Timestamp
@@ -95,21 +103,29 @@ public struct ChainVerdict: Sendable, Hashable {
     /// attribute, or else the Document Signer's notBefore). The status stays `failed`: this
     /// says the document was genuine when issued, not that it is valid now.
     public var atSigning: SigningTimeCheck?
+    /// One line: why, or to which CSCA.
     public var reason: String
 
+    /// The chain checked at the signing time.
     public struct SigningTimeCheck: Sendable, Hashable {
+        /// The moment checked.
         public var time: Timestamp
         /// `signingTime attribute` or `Document Signer notBefore`.
         public var source: String
+        /// Whether the chain held then.
         public var valid: Bool
+        /// One line: why not, or that it held.
         public var reason: String
     }
 }
 
 /// All of passive authentication.
 public struct PassiveAuthenticationResult: Sendable, Hashable {
+    /// Step 1: the data groups against EF.SOD.
     public var hashes: HashVerdict
+    /// Step 2: the Document Signer's signature.
     public var signature: SignatureVerdict
+    /// Step 3: the Document Signer up to a CSCA.
     public var chain: ChainVerdict
     /// EF.SOD, when it decoded.
     public var securityObject: DocumentSecurityObject?
@@ -139,7 +155,7 @@ public enum PassiveAuthentication {
         }
     }
 
-    /// As ``verify(securityObject:dataGroups:trust:at:)-(([UInt8],_,_,_))``, with EF.SOD decoded.
+    /// As the variant taking EF.SOD's bytes, with EF.SOD already decoded.
     public static func verify(securityObject sod: DocumentSecurityObject, dataGroups: [Int: [UInt8]], trust: TrustStore?, at time: Timestamp = .now) -> PassiveAuthenticationResult {
         let hashes = checkHashes(sod, dataGroups)
         let anchors = trust?.certificates ?? []

@@ -11,8 +11,10 @@ import Darwin
 
 /// A moment in UTC, to the second.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Seconds since 1970-01-01T00:00:00Z (leap seconds not counted).
     public var secondsSince1970: Int64
 
+    /// The moment `secondsSince1970` seconds after the epoch.
     public init(secondsSince1970: Int64) {
         self.secondsSince1970 = secondsSince1970
     }

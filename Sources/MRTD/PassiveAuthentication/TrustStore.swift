@@ -6,8 +6,10 @@ internal import SwiftASN1
 public struct TrustStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The path (or the name given for bytes).
     public var file: String
+    /// One line: what was wrong.
     public var message: String
 
+    /// An error about `file`.
     public init(file: String, _ message: String) {
         self.file = file
         self.message = message
@@ -24,8 +26,10 @@ public struct TrustStore: Sendable, Hashable {
     /// What was loaded, one line per file: `DE_ML.ml: master list signed by …, 588 certificates`.
     public private(set) var sources: [String] = []
 
+    /// An empty store: nothing is trusted.
     public init() {}
 
+    /// A store trusting exactly `certificates`.
     public init(certificates: [Certificate]) {
         for certificate in certificates { add(certificate) }
     }
