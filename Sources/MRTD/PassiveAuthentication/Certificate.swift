@@ -37,16 +37,18 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// Parses one DER certificate.
     public init(der: [UInt8]) throws(CertificateError) {
         guard !der.isEmpty else { throw CertificateError("the certificate is empty") }
+        var consumed = 0
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_X509(nil, &pointer, buffer.count)
+            let x509 = d2i_X509(nil, &pointer, buffer.count)
+            if let start = buffer.baseAddress, let end = pointer { consumed = end - start }
+            return x509
         }
         guard let parsed else { throw CertificateError("not a DER X.509 certificate (\(OpenSSLError.last()))") }
         // d2i_X509 stops at the end of the certificate; trailing bytes mean it was something else.
-        let length = i2d_X509(parsed, nil)
-        guard length == der.count else {
+        guard consumed == der.count else {
             X509_free(parsed)
-            throw CertificateError("\(der.count - Int(max(length, 0))) bytes follow the certificate")
+            throw CertificateError("\(der.count - consumed) bytes follow the certificate")
         }
         self.der = der
         self.x509 = parsed

@@ -18,7 +18,9 @@ public struct TrustStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     public var description: String { "\(file): \(message)" }
 }
 
-/// The CSCA certificates passive authentication chains Document Signers to.
+/// The CSCA certificates passive authentication chains Document Signers to. Every certificate
+/// in it is a trust anchor (as ICAO trusts every CSCA of a master list, link certificates
+/// included); a Document Signer certificate put here is trusted by itself.
 public struct TrustStore: Sendable, Hashable {
     /// Every trusted certificate, without duplicates, in the order loaded.
     public private(set) var certificates: [Certificate] = []
