@@ -6,6 +6,9 @@ internal import COpenSSL
 ///
 /// Allocation failures stop the program (as `Digest.hash` does): there is no way on without
 /// memory, and no card data can cause one.
+///
+/// A value must outlive every libcrypto call given its `pointer`: keep it in a named constant
+/// used after the call, or wrap the call in `withExtendedLifetime`.
 final class BigNumber: @unchecked Sendable {
     let pointer: OpaquePointer
 
@@ -102,7 +105,8 @@ final class BigNumber: @unchecked Sendable {
     static func * (a: BigNumber, b: BigNumber) -> BigNumber {
         let r = BigNumber()
         let context = BigNumberContext()
-        guard BN_mul(r.pointer, a.pointer, b.pointer, context.pointer) == 1 else { preconditionFailure("libcrypto could not multiply") }
+        let ok = withExtendedLifetime(context) { BN_mul(r.pointer, a.pointer, b.pointer, context.pointer) }
+        guard ok == 1 else { preconditionFailure("libcrypto could not multiply") }
         return r
     }
 

@@ -25,7 +25,10 @@ final class EllipticCurve: @unchecked Sendable {
     func with(generator: ECPoint) -> EllipticCurve? {
         guard let g = EC_GROUP_dup(pointer) else { return nil }
         let copy = EllipticCurve(owning: g)
-        guard EC_GROUP_set_generator(g, generator.pointer, order.pointer, cofactor.pointer) == 1 else { ERR_clear_error(); return nil }
+        // The order and cofactor objects must outlive the call that reads them.
+        let (n, h) = (order, cofactor)
+        let set = withExtendedLifetime((n, h, generator)) { EC_GROUP_set_generator(g, generator.pointer, n.pointer, h.pointer) }
+        guard set == 1 else { ERR_clear_error(); return nil }
         return copy
     }
 

@@ -87,7 +87,7 @@ extension ChipPrivateKey {
         let excess = hash.count * 8 - order.bitCount
         if excess > 0 {
             let shifted = BigNumber()
-            BN_rshift(shifted.pointer, e.pointer, Int32(excess))
+            withExtendedLifetime(e) { _ = BN_rshift(shifted.pointer, e.pointer, Int32(excess)) }
             e = shifted
         }
         let d = BigNumber(bytes: scalar)
