@@ -144,6 +144,8 @@ enum TestKDF {
 struct TestReader<Card: EmulatedCard> {
     let card: Card
     var sm: TestSecureMessaging?
+    /// The chip's PACE mapping key of the last run (CAM checks it).
+    var lastChipMappingKey: [UInt8] = []
 
     init(_ card: Card) { self.card = card }
 
