@@ -68,6 +68,25 @@ struct MRTDChipVectorTests {
         #expect(chip.process(Self.hex("00B09E0004")) == [0x69, 0x82])
     }
 
+    @Test("Appendix D.3's cryptogram after another challenge: the MAC holds, RND.IC does not: 6300")
+    func appendixDWrongChallenge() {
+        let document = MRTDDocument(files: [.com: Self.appendixDCOM],
+                                    accessKey: MRZAccessKey(documentNumber: "L898902C<", dateOfBirth: "690806", dateOfExpiry: "940623"))
+        let chip = MRTDChip(document: document, random: .sequence([Self.hex("4608F91988702213")]))
+        _ = chip.process(Self.hex("0084000008"))
+        #expect(chip.process(Self.hex("0082000028 72C29C2371CC9BDB65B779B8E8D37B29ECC154AA56A8799FAE2F498F76ED92F2 5F1448EEA8AD90A7 28")) == [0x63, 0x00])
+        #expect(chip.access == nil)
+    }
+
+    @Test("the test terminal checks the chip's MAC: Appendix D.4's answer with one bit flipped is refused")
+    func terminalChecksAnswerMAC() {
+        var sm = TestSecureMessaging(cipher: .tdes2, encryptionKey: Self.hex("979EC13B1CBFE9DCD01AB0FED307EAE5"),
+                                     macKey: Self.hex("F1CB1F1FB5ADF208806B89DC579DC1F8"), ssc: Self.hex("887022120C06C227"))
+        var good = sm
+        #expect(good.unprotect(Self.hex("990290008E08FA855A5D4C50A8ED9000")) == .success(ResponseAPDU(statusWord: .success)))
+        if case .broken = sm.unprotect(Self.hex("990290008E08FA855A5D4C50A8EC9000")) {} else { Issue.record("a wrong MAC passed") }
+    }
+
     // MARK: Appendix G: PACE
 
     @Test("Appendix G.1: PACE ECDH Generic Mapping on brainpoolP256r1 with AES-128 and the MRZ")
@@ -125,6 +144,29 @@ struct MRTDChipVectorTests {
         #expect(chip.access == nil)
         // The run is over: a second token, even the right one, finds no PACE in progress.
         #expect(chip.process(Self.hex("008600000C7C0A8508C2B0BD78D94BA86600")) == [0x69, 0x85])
+    }
+
+    @Test("Appendix G.1 with bad terminal keys: a point off the curve (step 2), the chip's own key sent back (step 3): 6A80")
+    func appendixG1BadKeys() {
+        func fresh() -> MRTDChip {
+            let document = MRTDDocument(files: [.cardAccess: Self.hex("31143012060A04007F0007020204020202010202010D")],
+                                        accessKey: MRZAccessKey(documentNumber: "T22000129", dateOfBirth: "640812", dateOfExpiry: "101031"))
+            let random = ChipRandomSource.sequence([
+                Self.hex("3F00C4D39D153F2B2A214A078D899B22"),
+                Self.hex("498FF49756F2DC1587840041839A85982BE7761D14715FB091EFA7BCE9058560"),
+                Self.hex("107CF58696EF6155053340FD633392BA81909DF7B9706F226F32086C7AFF974A"),
+            ])
+            let chip = MRTDChip(document: document, random: random)
+            _ = chip.process(Self.hex("0022C1A40F800A04007F00070202040202830101"))
+            _ = chip.process(Self.hex("10860000027C0000"))
+            return chip
+        }
+        // The terminal's mapping key with the last byte of y changed: not on brainpoolP256r1.
+        #expect(fresh().process(Self.hex("10860000457C438141047ACF3EFC982EC45565A4B155129EFBC74650DCBFA6362D896FC70262E0C2CC5E544552DCB6725218799115B55C9BAA6D9F6BC3A9618E70C25AF71777A9C4922E00")) == [0x6A, 0x80])
+        let chip = fresh()
+        _ = chip.process(Self.hex("10860000457C438141047ACF3EFC982EC45565A4B155129EFBC74650DCBFA6362D896FC70262E0C2CC5E544552DCB6725218799115B55C9BAA6D9F6BC3A9618E70C25AF71777A9C4922D00"))
+        // Step 3 with the chip's own ephemeral key (G.1 prints it) as the terminal's.
+        #expect(chip.process(Self.hex("10860000457C438341049E880F842905B8B3181F7AF7CAA9F0EFB743847F44A306D2D28C1D9EC65DF6DB7764B22277A2EDDC3C265A9F018F9CB852E111B768B326904B59A0193776F09400")) == [0x6A, 0x80])
     }
 
     @Test("Appendix G.2: PACE DH Generic Mapping on the RFC 5114 1024-bit group with AES-128")
