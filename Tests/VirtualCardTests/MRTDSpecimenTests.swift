@@ -140,3 +140,43 @@ struct MRTDSpecimenTests {
         #expect(Array(dg2[(soi - 12)..<(soi - 6)]) == [0x01, 0x00, 0x00, 0xF0, 0x01, 0x40])
     }
 }
+
+@Suite("eMRTD document directories")
+struct MRTDDocumentDirectoryTests {
+    @Test("a specimen written to a directory loads back whole, its PEM keys included, and serves the same chip")
+    func roundTrip() throws {
+        let s = MRTDSpecimenTests.specimen
+        let directory = "/tmp/apdu-mrtd-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try s.document.write(to: directory)
+        let loaded = try MRTDDocument(directory: directory)
+        #expect(loaded.files == s.document.files)
+        #expect(loaded.can == "123456")
+        #expect(loaded.cscaCertificate == s.cscaCertificate)
+        #expect(loaded.effectiveAccessKey == MRZAccessKey(documentNumber: "L898902C<", dateOfBirth: "690806", dateOfExpiry: "340623"))
+        #expect(loaded.activeAuthenticationKey?.description == "RSA-1024 private key")
+        #expect(loaded.chipAuthenticationKey?.description == "EC private key on brainpoolP256r1")
+        // The loaded keys are the same keys: AA verifies against DG15, CA against DG14.
+        var reader = TestReader(MRTDChip(document: loaded))
+        try reader.selectApplication()
+        try reader.openBAC(number: "L898902C<", birth: "690806", expiry: "340623")
+        let challenge = secureRandomBytes(8)
+        let signature = try reader.send(CommandAPDU(cla: 0, ins: 0x88, p1: 0, p2: 0, data: challenge, ne: 256))
+        let dg15 = try #require(try BERTLV.decode(loaded.files[.dataGroup(15)] ?? []).first)
+        #expect(EVPKey(subjectPublicKeyInfo: dg15.value)?.verifiesISO9796(signature.data, challenge: challenge) == true)
+    }
+
+    @Test("directories that cannot be served say why in one line")
+    func refusals() throws {
+        #expect(throws: MRTDDocumentError.self) { try MRTDDocument(directory: "/nonexistent/apdu-mrtd") }
+        let directory = "/tmp/apdu-mrtd-bad-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        #expect(throws: MRTDDocumentError(.missingFile, "'\(directory)' holds none of EF.COM.bin, EF.SOD.bin, DG1.bin…")) { try MRTDDocument(directory: directory) }
+        FileManager.default.createFile(atPath: directory + "/DG1.bin", contents: Data([0x75, 0x00]))
+        #expect(throws: MRTDDocumentError.self) { try MRTDDocument(directory: directory) }
+        FileManager.default.createFile(atPath: directory + "/DG1.bin", contents: Data(MRTDSpecimenTests.specimen.document.files[.dataGroup(1)] ?? []))
+        FileManager.default.createFile(atPath: directory + "/" + MRTDDocument.DirectoryName.activeAuthenticationKey, contents: Data("not a key".utf8))
+        #expect(throws: MRTDDocumentError.self) { try MRTDDocument(directory: directory) }
+    }
+}
