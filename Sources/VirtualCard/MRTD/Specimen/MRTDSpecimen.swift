@@ -194,7 +194,7 @@ public struct MRTDSpecimen: Sendable {
         var aaInfo: [[UInt8]] = []
         switch options.activeAuthentication {
         case .rsa(let bits)?:
-            aaKey = SpecimenPKI.rsaKey(bits: bits, root.fork("active authentication"))
+            aaKey = try rsaKey(bits: bits, root.fork("active authentication"))
         case .ecdsa(let id)?:
             guard case .curve(let name)? = StandardDomainParameters(id: id) else { throw MRTDDocumentError(.unsupported, "no curve with parameter id \(id)") }
             aaKey = try SpecimenPKI.ecKey(curve: name, root.fork("active authentication"))
@@ -263,12 +263,17 @@ public struct MRTDSpecimen: Sendable {
 
     static func signingKey(_ algorithm: SignatureAlgorithm, _ stream: SeededStream) throws(MRTDDocumentError) -> (key: ChipPrivateKey, scheme: SpecimenPKI.Scheme) {
         switch algorithm {
-        case .rsaPKCS1(let bits): return (SpecimenPKI.rsaKey(bits: bits, stream), .pkcs1)
-        case .rsaPSS(let bits): return (SpecimenPKI.rsaKey(bits: bits, stream), .pss)
+        case .rsaPKCS1(let bits): return (try rsaKey(bits: bits, stream), .pkcs1)
+        case .rsaPSS(let bits): return (try rsaKey(bits: bits, stream), .pss)
         case .ecdsa(let id):
             guard case .curve(let name)? = StandardDomainParameters(id: id) else { throw MRTDDocumentError(.unsupported, "no curve with parameter id \(id)") }
             return (try SpecimenPKI.ecKey(curve: name, stream), .ecdsa)
         }
+    }
+
+    static func rsaKey(bits: Int, _ stream: SeededStream) throws(MRTDDocumentError) -> ChipPrivateKey {
+        guard (1024...8192).contains(bits), bits % 16 == 0 else { throw MRTDDocumentError(.unsupported, "RSA keys here are 1024 to 8192 bits, a multiple of 16, not \(bits)") }
+        return SpecimenPKI.rsaKey(bits: bits, stream)
     }
 
     /// The two lines of a TD3 MRZ (ICAO 9303 Part 4 §4.2.2), check digits computed.
