@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
 #include "mrtd_trust.h"
+#include "mrtd_chip.h"
 
 /// One AES-128 key, expanded once for encryption and (on first use) for decryption: the SUN
 /// verifier's hot path runs a handful of single-block operations per tap, where an EVP context

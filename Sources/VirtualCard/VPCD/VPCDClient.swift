@@ -131,6 +131,9 @@ public final class VPCDClient: @unchecked Sendable {
             }
             if !proceed { close(fd); break }
             let end = serve(fd)
+            // A card that leaves the reader loses power: its volatile state (a secure
+            // messaging session, a selected application) is gone when it comes back.
+            card.powerOff()
             state.withLock { s in
                 s.fd = -1
                 s.connected = false
