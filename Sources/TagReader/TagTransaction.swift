@@ -107,13 +107,7 @@ public final class TagTransaction {
             // Types 2, 3, 5: the reader's native path (probes stay in the reader), ended on every path.
             let commands = usesTagCommands(atr: atr) ? try TagCommandChannel.open(transport: transport, readerName: card.reader, override: access.dialect) : nil
             defer { commands?.endSession() }
-            let tag: any NDEFTag
-            if let commands, Type2Tag.isType2(atr: atr) {
-                tag = try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands, password: access.password)
-            } else {
-                if access.password != nil { throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one") }
-                tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: access.classicKeys)
-            }
+            let tag = try detectNDEFTag(transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: access.classicKeys, password: access.password)
             return try body(TagTransaction(reader: card.reader, card: card, atr: atr, transport: transport, tag: tag, commands: commands))
         }
     }

@@ -39,14 +39,18 @@ extension NDEFTag {
     }
 }
 
-extension Type4Tag: NDEFTag {
+extension Type4Tag: NDEFTag, NDEFTagFamily {
+    /// Any card that is not a PC/SC Part 3 storage card may carry the NDEF application.
+    public static func recognizes(atr: [UInt8]) -> Bool { (try? ATR(bytes: atr))?.storageCard == nil }
+    public static func detectNDEF(_ d: NDEFDetection) throws -> any NDEFTag { try detect(d.transport, atr: d.atr) }
     public var kind: String { "type4" }
     public var mappingVersion: String { capabilityContainer.versionString }
     public var uid: [UInt8]? { readerUID }
     public var capacity: Int { capabilityContainer.capacity }
 }
 
-/// Which NFC Forum tag type a card is, and its NDEF procedures, found over `transport`.
+/// Which NFC Forum tag type a card is, and its NDEF procedures, found over `transport`: the
+/// first of `NDEFTagFamilies.all` that recognises the ATR detects it.
 ///
 /// A PC/SC Part 3 storage-card ATR of the Ultralight/NTAG family is a Type 2 tag, of ISO 15693
 /// a Type 5 tag, of FeliCa a Type 3 tag, of MIFARE Classic (Mini, 1K, 4K, Plus in SL1) a MAD
@@ -59,24 +63,23 @@ extension Type4Tag: NDEFTag {
 ///   - commands: the reader's tag-command channel, for Types 2, 5 and 3 (nil: storage
 ///     pseudo-APDUs only; Type 3 then cannot be reached).
 ///   - classicKeys: MIFARE Classic keys to try after the public MAD and NDEF keys.
+///   - password: a Type 2 password, sent with PWD_AUTH before anything else.
 /// - Throws: `TagError` (`.notNDEF` when the card has no NDEF support), `TagCommandError`, or
 ///   the channel's errors.
 public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bool = false, commands: TagCommandChannel? = nil,
-                          classicKeys: [MifareClassicKeyCandidate] = []) throws -> any NDEFTag {
-    if MifareClassicNDEFTag.isClassic(atr: atr) { return try MifareClassicNDEFTag.detect(transport, atr: atr, keys: classicKeys, tolerant: tolerant) }
-    if Type2Tag.isType2(atr: atr) { return try Type2Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
-    if Type5Tag.isType5(atr: atr) { return try Type5Tag.detect(transport, atr: atr, tolerant: tolerant, commands: commands) }
-    if Type3Tag.isType3(atr: atr) {
-        return try Type3Tag.detect(transport, commands: commands ?? TagCommandChannel(transport: transport, dialect: .storageOnly), tolerant: tolerant)
-    }
-    if let storage = (try? ATR(bytes: atr))?.storageCard {
-        let name = storage.name ?? "storage card \(Hex.encode([UInt8(storage.cardName >> 8), UInt8(storage.cardName & 0xFF)]))"
+                          classicKeys: [MifareClassicKeyCandidate] = [], password: Type2Password? = nil) throws -> any NDEFTag {
+    guard let family = NDEFTagFamilies.family(of: atr) else {
+        let storage = (try? ATR(bytes: atr))?.storageCard
+        let name = storage.map { $0.name ?? "storage card \(Hex.encode([UInt8($0.cardName >> 8), UInt8($0.cardName & 0xFF)]))" } ?? "this card"
         throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2, 3, 4 or 5 tag nor a MIFARE Classic")
     }
-    return try Type4Tag.detect(transport, atr: atr)
+    if password != nil && !(family is Type2Tag.Type) {
+        throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one")
+    }
+    return try family.detectNDEF(NDEFDetection(transport: transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: classicKeys, password: password))
 }
 
 /// Whether a card needs the reader's tag-command channel for its NDEF procedures (Type 2, 3, 5).
 public func usesTagCommands(atr: [UInt8]) -> Bool {
-    Type2Tag.isType2(atr: atr) || Type5Tag.isType5(atr: atr) || Type3Tag.isType3(atr: atr)
+    NDEFTagFamilies.family(of: atr)?.usesTagCommands ?? false
 }

@@ -314,3 +314,12 @@ public final class Type3Tag: PermanentlyLockable {
         }
     }
 }
+
+extension Type3Tag: NDEFTagFamily {
+    public static func recognizes(atr: [UInt8]) -> Bool { isType3(atr: atr) }
+    public static var usesTagCommands: Bool { true }
+    public static func detectNDEF(_ d: NDEFDetection) throws -> any NDEFTag {
+        // Without a raw path the channel says why FeliCa frames cannot be sent.
+        try detect(d.transport, commands: d.commands ?? TagCommandChannel(transport: d.transport, dialect: .storageOnly), tolerant: d.tolerant)
+    }
+}

@@ -1,10 +1,5 @@
 import ISO7816
 
-/// Core NFC's vocabulary for what a tag allows.
-public enum NDEFStatus: String, Sendable, Hashable {
-    case readWrite, readOnly, notSupported
-}
-
 /// A read or write access condition byte (T4T §5.1.2.2 / §5.1.3).
 public enum AccessCondition: Hashable, Sendable, CustomStringConvertible {
     case granted
@@ -37,35 +32,6 @@ public enum AccessCondition: Hashable, Sendable, CustomStringConvertible {
         case let .reserved(b): return "reserved (0x\(Hex.encode([b])))"
         }
     }
-}
-
-/// Why a tag could not be read or written, in words a person can act on.
-public struct TagError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable {
-        case notNDEF, badCapabilityContainer, unsupportedVersion, fileMissing, readFailed, lengthLies
-        case tooLarge, readOnly, writeFailed, verifyFailed, lockFailed
-        /// Pages or offsets this reader path cannot address (storage pseudo-APDUs reach pages
-        /// 0-255 only; the tag's limits leave no safe way to write a length).
-        case beyondReach
-        /// A backup that belongs to another tag, or to another layout of this one.
-        case differentTag
-        /// The procedure cannot be done without passing through an unsafe state on this tag.
-        case unsafe
-        /// PWD_AUTH refused, or the PACK is not the one expected.
-        case authenticationFailed
-        /// A Type 3 tag found with WriteF 0F: a write was cut and the message may be incomplete.
-        case interrupted
-    }
-    public var kind: Kind
-    public var message: String
-    /// With `.unsupportedVersion`: the mapping version the tag declares ("2.0").
-    public var mappingVersion: String?
-    public init(_ kind: Kind, _ message: String, mappingVersion: String? = nil) {
-        self.kind = kind
-        self.message = message
-        self.mappingVersion = mappingVersion
-    }
-    public var description: String { message }
 }
 
 /// The capability container file E103 (NFC Forum T4T 2.0 §5.1, 3.0 §4.7).

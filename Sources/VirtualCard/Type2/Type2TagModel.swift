@@ -182,7 +182,7 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
     public let realism: Realism
     /// The originality signature READ_SIG returns (32 bytes; zeros: an unsigned chip).
     public let signature: [UInt8]
-    private let memory: Locked<[UInt8]>
+    let memory: Locked<[UInt8]>
     /// What the chip keeps while powered: PWD_AUTH, the selected sector, IDLE/HALT after a NAK.
     struct Volatile {
         var authenticated = false
@@ -192,7 +192,7 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
         var counted = false
         var failedAuthentications = 0
     }
-    private let volatile = Locked(Volatile())
+    let volatile = Locked(Volatile())
     /// The NFC counter (NTAG21x: counts the first READ / FAST_READ after each power-up once
     /// NFC_CNT_EN is set).
     public let counter = Locked(0)
@@ -392,150 +392,5 @@ public final class Type2TagModel: EmulatedCard, @unchecked Sendable {
     func writeProtected(page: Int, _ m: [UInt8]) -> Bool {
         guard let auth0 = auth0(m), !volatile.current.authenticated else { return false }
         return page >= auth0
-    }
-}
-
-/// A tag's answer to a native command, as an emulated tag gives it to its reader.
-public enum NativeAnswer: Sendable, Hashable {
-    case data([UInt8])
-    /// 4-bit ACK (`A`).
-    case ack
-    /// 4-bit NAK (0: invalid argument, 1: CRC, 4: authentication counter, 5: EEPROM).
-    case nak(UInt8)
-    /// Nothing within the reader's timeout.
-    case silence
-
-    public var isNAK: Bool { if case .nak = self { return true } else { return false } }
-}
-
-/// A tag model that answers native frames (the reader has checked and removed the CRC), for the
-/// reader models in `ContactlessReader`.
-public protocol NativeTagModel: EmulatedCard {
-    func transceive(_ frame: [UInt8]) -> NativeAnswer
-    /// The UID the reader reports on activation.
-    var uid: [UInt8] { get }
-    /// The radio protocol the tag speaks.
-    var air: AirInterface { get }
-    /// Bytes one storage READ BINARY block holds (what a reader wanting the exact Le asks for).
-    var storageBlockSize: Int { get }
-}
-
-/// A tag's radio protocol, as a reader's switch-protocol object names it (PC/SC Part 3 DO 8F:
-/// 00 ISO 14443 A, 02 ISO 15693, 03 FeliCa).
-public enum AirInterface: UInt8, Sendable, Hashable {
-    case iso14443A = 0x00
-    case iso15693 = 0x02
-    case felica = 0x03
-}
-
-extension NativeTagModel {
-    public var air: AirInterface { .iso14443A }
-    /// 16: a Type 2 READ brings four pages, a MIFARE Classic or FeliCa block is 16 bytes.
-    public var storageBlockSize: Int { 16 }
-}
-
-extension Type2TagModel: NativeTagModel {
-    /// NTAG213/215/216 have the NFC counter (NTAG210/212 and Ultralight EV1 do not).
-    var hasNFCCounter: Bool {
-        guard let v = chip.version else { return false }
-        return v[2] == 0x04 && [0x0F, 0x11, 0x13].contains(v[6])
-    }
-
-    /// Counts the first READ / FAST_READ after power-up when ACCESS's NFC_CNT_EN (bit 4) is set.
-    func countRead(_ m: [UInt8]) {
-        guard hasNFCCounter, let p = chip.passwords, m[p.access.page * 4 + p.access.byte] & 0x10 != 0 else { return }
-        let first = volatile.withLock { v in defer { v.counted = true }; return !v.counted }
-        if first { counter.withLock { $0 = min($0 + 1, 0xFF_FFFF) } }
-    }
-
-    /// The NTAG21x command set (NXP NTAG213/215/216 datasheet §10; NTAG I2C for SECTOR_SELECT).
-    /// After a NAK or silence the tag is in IDLE/HALT and answers nothing until a new
-    /// activation (`reset()`: the reader's field off and on, or a new InListPassiveTarget).
-    public func transceive(_ frame: [UInt8]) -> NativeAnswer {
-        if volatile.current.halted { return .silence }
-        let secondStep = volatile.current.sectorSelectPending
-        let answer = answer(frame)
-        // SECTOR_SELECT's second step answers by silence and the tag stays active.
-        if answer == .silence && secondStep { return answer }
-        if answer == .silence || answer.isNAK { volatile.withLock { $0.halted = true } }
-        return answer
-    }
-
-    private func answer(_ frame: [UInt8]) -> NativeAnswer {
-        guard let command = frame.first else { return .silence }
-        let pending = volatile.withLock { v in defer { v.sectorSelectPending = false }; return v.sectorSelectPending }
-        if pending {
-            // SECTOR_SELECT packet 2: sector and three RFU bytes; passive ACK = silence.
-            guard frame.count == 4, Int(frame[0]) * 256 < chip.pages else { return .nak(0) }
-            volatile.withLock { $0.sector = Int(frame[0]) }
-            return .silence
-        }
-        let sector = volatile.current.sector
-        switch command {
-        case 0x60 where frame.count == 1:                         // GET_VERSION
-            return chip.version.map(NativeAnswer.data) ?? .silence
-        case 0x30 where frame.count == 2:                         // READ
-            let bytes = memory.withLock { m in read(page: sector * 256 + Int(frame[1]), m) }
-            return bytes.map(NativeAnswer.data) ?? .nak(0)
-        case 0x3A where frame.count == 3 && chip.version != nil:  // FAST_READ
-            let (start, end) = (sector * 256 + Int(frame[1]), sector * 256 + Int(frame[2]))
-            return memory.withLock { m in fastRead(start, end, m) }.map(NativeAnswer.data) ?? .nak(0)
-        case 0xA2 where frame.count == 6:                         // WRITE
-            let page = sector * 256 + Int(frame[1])
-            let image: [UInt8]? = memory.withLock { m in write(page: page, Array(frame[2...]), &m) ? m : nil }
-            guard let image else { return .nak(0) }
-            onChange?(image)
-            return .ack
-        case 0x3C where frame.count == 2 && chip.version != nil:  // READ_SIG
-            return frame[1] == 0 ? .data(signature) : .nak(0)
-        case 0x39 where frame.count == 2 && hasNFCCounter:        // READ_CNT
-            guard frame[1] == 0x02, let p = chip.passwords else { return .nak(0) }
-            let access = memory.current[p.access.page * 4 + p.access.byte]
-            // NFC_CNT_EN (bit 4) must be set; NFC_CNT_PWD_PROT (bit 3) asks for PWD_AUTH first.
-            guard access & 0x10 != 0, access & 0x08 == 0 || volatile.current.authenticated else { return .nak(0) }
-            let c = counter.current
-            return .data([UInt8(c & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c >> 16 & 0xFF)])
-        case 0x1B where frame.count == 5 && chip.passwords?.configLockBit != nil:  // PWD_AUTH
-            return passwordAuth(Array(frame[1...]))
-        case 0xC2 where frame.count == 2 && frame[1] == 0xFF:    // SECTOR_SELECT packet 1
-            guard chip.pages > 256 else { return .nak(0) }
-            volatile.withLock { $0.sectorSelectPending = true }
-            return .ack
-        default:
-            return .silence
-        }
-    }
-
-    /// FAST_READ: every page from start to end inside the selected sector and the readable
-    /// area (a read-protected page inside: NAK); PWD and PACK read as zeros.
-    func fastRead(_ start: Int, _ end: Int, _ m: [UInt8]) -> [UInt8]? {
-        let (_, limit) = readableWindow(start, m, sectored: true)
-        guard start <= end, end < limit else { return nil }
-        countRead(m)
-        var out: [UInt8] = []
-        for p in start...end {
-            if realism.contains(.passwords) && chip.passwords?.secretPages.contains(p) == true { out += [0, 0, 0, 0] } else { out += m[(p * 4)..<(p * 4 + 4)] }
-        }
-        return out
-    }
-
-    /// PWD_AUTH: PACK for the right password; a NAK otherwise, counted against AUTHLIM (ACCESS
-    /// bits 2-0; 0 = no limit). Past the limit every attempt fails.
-    func passwordAuth(_ password: [UInt8]) -> NativeAnswer {
-        guard let p = chip.passwords else { return .silence }
-        let m = memory.current
-        let pwd = Array(m[(p.secretPages.lowerBound * 4)..<(p.secretPages.lowerBound * 4 + 4)])
-        let pack = Array(m[(p.secretPages.upperBound * 4)..<(p.secretPages.upperBound * 4 + 2)])
-        let authlim = Int(m[p.access.page * 4 + p.access.byte] & 0x07)
-        return volatile.withLock { v in
-            let limitReached = authlim > 0 && v.failedAuthentications >= (1 << authlim)
-            guard !limitReached, password == pwd else {
-                v.failedAuthentications += 1
-                return .nak(4)
-            }
-            v.failedAuthentications = 0
-            v.authenticated = true
-            return .data(pack)
-        }
     }
 }

@@ -1,0 +1,144 @@
+// How a Type 2 tag is locked for good: the lock state read from the tag, and the lock done
+// in an order that can be resumed and is confirmed by reading it back.
+import ISO7816
+
+extension Type2Tag {
+    /// The lock state (reads the dynamic lock bytes and configuration pages once: one READ on
+    /// NTAG21x, whose CFG pages follow the lock page).
+    public func readLockState() throws -> Type2LockState {
+        if let lockState { return lockState }
+        let ccByte = capabilityContainer.bytes[3] & 0x0F
+        let staticBytes = Array(header[10...11])
+        var areas: [Type2LockState.DynamicArea] = []
+        var unknownDynamic: String?
+        let known = chip.chip
+        if !tlv.lockAreas.isEmpty {
+            areas = tlv.lockAreas.map { .init(position: $0.position, bits: $0.bits, bytesLockedPerBit: $0.bytesLockedPerBit, source: .lockControlTLV) }
+        } else if let d = known?.dynamicLock {
+            areas = [.init(position: d.page * 4, bits: d.bits, bytesLockedPerBit: d.pagesPerBit * 4, source: .chip(known!.name))]
+        } else if known == nil, capabilityContainer.dataAreaSize > 48 {
+            // No lock control TLV and no proven chip: the NFC Forum default (right after the data
+            // area, T2T §4.6.2.2) is user memory on an NTAG215/216 whose CC was shrunk, and the
+            // PACK page on an NTAG212 with a 144-byte CC. Unknown, then: never read as lock bits.
+            unknownDynamic = "no lock control TLV, and the chip is not proven (\(chip.evidence)): where its dynamic lock bytes are is unknown"
+        }
+        for i in areas.indices {
+            let a = areas[i]
+            guard a.position >= 16, a.position + a.byteCount <= memoryEnd else { continue }
+            // A tag that refuses the read leaves the bytes unknown; a card that goes away is an error.
+            do {
+                try ensureRead(a.position..<(a.position + a.byteCount))
+                areas[i].bytes = Array(image[a.position..<(a.position + a.byteCount)])
+            } catch let e as TagError where e.kind == .readFailed {}
+
+        }
+        var password = Type2LockState.Password.none
+        if known == nil {
+            // Whether it has AUTH0, and where, only a proven chip says: the tag's own answers
+            // (a NAK, 63 00) decide what it lets us write.
+            password = .unknown("the chip is not proven, so no page is read as its configuration")
+        }
+        if let p = known?.passwords {
+            do {
+                try ensureRead((p.auth0Page * 4)..<(p.accessPage * 4 + 4))
+                let auth0 = Int(image[p.auth0Page * 4 + p.auth0Byte])
+                let bitSet = image[p.accessPage * 4 + p.accessByte] & p.protectionBit != 0
+                password = auth0 >= p.disabledFrom ? .disabled : .protects(fromPage: auth0, reads: bitSet == p.readsProtectedWhenBitSet)
+            } catch let e as TagError where e.kind == .readFailed {
+                password = .unknown("the configuration pages cannot be read; they may be password-protected")
+            }
+        }
+        var locked = Set<Int>()
+        for page in 3...15 {
+            let bit = page < 8 ? staticBytes[0] & (1 << page) : staticBytes[1] & (1 << (page - 8))
+            if bit != 0 { locked.insert(page) }
+        }
+        for a in areas {
+            // Lock bytes that cannot be read lock nothing we know of: a write that meets a locked
+            // page is refused by the tag mid-way, which the commit procedure makes safe (the
+            // pages it changed until then were writable, so the backup can put them back).
+            guard let bytes = a.bytes else { continue }
+            for bit in 0..<a.bits where bytes[bit / 8] & (1 << (bit % 8)) != 0 {
+                let first = 64 + bit * a.bytesLockedPerBit
+                locked.formUnion((first / 4)..<((first + a.bytesLockedPerBit + 3) / 4))
+            }
+        }
+        let state = Type2LockState(ccWriteAccess: ccByte, staticLockBytes: staticBytes, dynamicAreas: areas, unknownDynamicLocks: unknownDynamic,
+                                   password: password, lockedPages: locked.sorted(), authenticated: pack != nil)
+        lockState = state
+        return state
+    }
+
+    /// What `makeReadOnly` did.
+    public typealias LockReport = NFCTags.LockReport<Type2LockState>
+
+    public static let locksDescription = "CC read-only, static and dynamic lock bits set"
+
+    /// CC write access 0F, then every dynamic lock bit, then the static lock bytes (FF FF, which
+    /// also locks the CC page) — skipping what an earlier, interrupted lock already did — and
+    /// then checks: the lock bytes read back set, and a write to the first data page is refused.
+    /// Every address is checked against the tag's memory before the first write.
+    public func makeReadOnly() throws -> LockReport {
+        let before = try readLockState()
+        for area in before.dynamicAreas {
+            guard area.position >= 16, area.position + area.byteCount <= memoryEnd else {
+                throw TagError(.badCapabilityContainer, "the dynamic lock bytes (\(area.source)) would be at bytes \(area.position)…\(area.position + area.byteCount - 1), outside the tag's memory (0…\(memoryEnd - 1)); nothing was written")
+            }
+            guard area.bytes != nil else {
+                throw TagError(.readFailed, "the dynamic lock bytes at byte \(area.position) cannot be read; nothing was written")
+            }
+        }
+        if let why = before.unknownDynamicLocks {
+            throw TagError(.unsafe, "\(why); a guess could set bits in user memory, so nothing was written. Lock it through a reader with a raw tag-command path (GET_VERSION proves the chip), or give the tag a lock control TLV")
+        }
+        if let doubt = tlv.uncertainty.first {
+            throw TagError(.unsafe, "\(doubt); nothing was written")
+        }
+        var done: [String] = [], already: [String] = []
+        var steps: [(String, Int, [UInt8])] = []
+        let ccPage = Array(header[12..<16])
+        if before.ccWriteAccess != 0x0F {
+            var cc = ccPage
+            cc[3] = cc[3] & 0xF0 | 0x0F
+            steps.append(("set the CC write access to 0F", 3, cc))
+        } else { already.append("CC write access 0F") }
+        for area in before.dynamicAreas {
+            guard let locked = area.lockedBytes, locked != area.bytes else { already.append("dynamic lock bits at byte \(area.position)"); continue }
+            var bytes = image
+            for (i, b) in locked.enumerated() { bytes[area.position + i] = b }
+            for page in Set((area.position..<(area.position + area.byteCount)).map { $0 / 4 }).sorted() {
+                steps.append(("set the dynamic lock bits (page \(page))", page, Array(bytes[(page * 4)..<(page * 4 + 4)])))
+            }
+        }
+        if before.staticLockBytes != [0xFF, 0xFF] {
+            steps.append(("set the static lock bytes", 2, Array(header[8..<10]) + [0xFF, 0xFF]))
+        } else { already.append("static lock bytes FF FF") }
+        for (what, page, data) in steps {
+            do { try writePage(page, data) } catch {
+                throw LockInterrupted(done: done, underlying: error, step: what)
+            }
+            done.append(what)
+        }
+        // Check what the tag says now, not what was sent.
+        do {
+            loaded = [0]
+            lockState = nil
+            header = try readPages(0)
+            capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
+            for (i, b) in header.enumerated() { image[i] = b }
+            let after = try readLockState()
+            try ensureRead(16..<20)
+            let refused: Bool
+            if let commands {
+                // The same bytes again: a tag that took them changes nothing.
+                refused = try commands.writePage(4, Array(image[16..<20])) != .ack
+                if refused { try recover() }
+            } else {
+                refused = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20]))).statusWord != .success
+            }
+            return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
+        } catch {
+            throw LockInterrupted(done: done, underlying: error, step: "check the lock")
+        }
+    }
+}
