@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include "mrtd_protocol.h"
 
 /// One AES-128 key, expanded once for encryption and (on first use) for decryption: the SUN
 /// verifier's hot path runs a handful of single-block operations per tap, where an EVP context
