@@ -239,3 +239,37 @@ public struct UnknownSecurityInfo: Sendable, Hashable {
     /// Why a known protocol's fields were not read (nil for an unknown protocol).
     public let reason: String?
 }
+
+extension SecurityInfos {
+    /// The SecurityInfos signed inside EF.CardSecurity (a CMS SignedData, BSI TR-03110 Part 3
+    /// A.1.2.2): ContentInfo → SignedData → encapContentInfo → eContent. The signature is NOT
+    /// checked here: passive authentication of EF.CardSecurity says whether to trust them.
+    public init(cardSecurity bytes: [UInt8]) throws(MRTDProtocolError) {
+        func children(_ node: ASN1Node, _ what: String) throws(MRTDProtocolError) -> [ASN1Node] {
+            guard case let .constructed(nodes) = node.content else { throw MRTDProtocolError(.malformed, "EF.CardSecurity: \(what) is not constructed") }
+            return Array(nodes)
+        }
+        let contentInfo = try children(try SecurityInfoASN1.parse(bytes, "EF.CardSecurity"), "the ContentInfo")
+        guard contentInfo.count == 2, let wrapper = contentInfo.last, wrapper.identifier.tagClass == .contextSpecific,
+              let signedData = try children(wrapper, "the content").first else {
+            throw MRTDProtocolError(.malformed, "EF.CardSecurity is not a CMS ContentInfo")
+        }
+        let fields = try children(signedData, "the SignedData")
+        guard fields.count >= 3, let explicit = try children(fields[2], "the encapsulated content").last,
+              explicit.identifier.tagClass == .contextSpecific, let content = try children(explicit, "the eContent").first else {
+            throw MRTDProtocolError(.malformed, "EF.CardSecurity's SignedData has no eContent")
+        }
+        switch content.content {
+        case let .primitive(value):
+            try self.init(encoded: Array(value))
+        case let .constructed(pieces):
+            // BER constructed OCTET STRING: the concatenated primitive pieces.
+            var value: [UInt8] = []
+            for piece in pieces {
+                guard case let .primitive(part) = piece.content else { throw MRTDProtocolError(.malformed, "EF.CardSecurity's eContent is nested too deep") }
+                value += part
+            }
+            try self.init(encoded: value)
+        }
+    }
+}
