@@ -235,3 +235,16 @@ public final class EllipticCurveDomain: KeyAgreementGroup, @unchecked Sendable {
         return out
     }
 }
+
+extension EllipticCurveDomain {
+    /// r = u1·G + u2·Q; false when libcrypto refuses or the sum is the point at infinity.
+    func mulAdd(_ r: Point, _ u1: BigNumber, _ q: Point, _ u2: BigNumber, context: BigNumberContext) -> Bool {
+        EC_POINT_mul(group, r.raw, u1.raw, q.raw, u2.raw, context.raw) == 1 && EC_POINT_is_at_infinity(group, r.raw) == 0
+    }
+
+    func affineX(_ point: Point, context: BigNumberContext) -> BigNumber? {
+        guard let x = BN_new() else { return nil }
+        let number = BigNumber(owning: x)
+        return EC_POINT_get_affine_coordinates(group, point.raw, x, nil, context.raw) == 1 ? number : nil
+    }
+}

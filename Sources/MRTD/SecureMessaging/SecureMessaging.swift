@@ -19,6 +19,9 @@ public final class SecureMessaging: CustomStringConvertible {
     private(set) var sendSequenceCounter: [UInt8]
     /// Set when the session broke; nothing is sent or accepted after.
     public private(set) var hasEnded = false
+    /// Protected answers whose MAC verified under these keys: one proves the chip holds them
+    /// (what completes chip authentication).
+    public private(set) var verifiedAnswers = 0
 
     /// - Parameter keys: K_Enc, K_MAC and the starting SSC (BAC: from the nonces; PACE and chip
     ///   authentication: zero).
@@ -187,6 +190,7 @@ public final class SecureMessaging: CustomStringConvertible {
         guard constantTimeEquals(try mac(Array(data[..<macStart])), received) else {
             throw MRTDProtocolError(.secureMessagingEnded, "the chip's answer MAC does not verify; secure messaging has ended")
         }
+        verifiedAnswers += 1
         var plain: [UInt8] = []
         if let cryptogram {
             var body = cryptogram.value
