@@ -221,6 +221,8 @@ public final class MRTDReader {
     /// Reads a whole file. EF.CardAccess and the other MF files are read where they are (before
     /// access control, they are read in the clear).
     public func readFile(_ file: MRTDFile) throws -> MRTDFileContent {
+        // Sizes over 256 only with extended length on both sides.
+        while currentReadSize > 256 && !extendedAllowed && sizeIndex + 1 < options.readSizes.count { sizeIndex += 1 }
         var restarted = false
         var data: [UInt8] = []
         var total: Int?

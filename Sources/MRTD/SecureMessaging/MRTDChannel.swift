@@ -33,7 +33,19 @@ public final class MRTDChannel {
         guard !sm.hasEnded else {
             throw MRTDProtocolError(.secureMessagingEnded, "secure messaging has ended: access control must run again")
         }
-        let response = try transport.send(try sm.protect(command))
+        let protected = try sm.protect(command)
+        let response: ResponseAPDU
+        do {
+            response = try transport.send(protected)
+        } catch TransmitError.extendedLengthUnsupported {
+            // Refused before anything reached the chip: its SSC did not move, so neither does ours.
+            sm.decrementCounter()
+            throw TransmitError.extendedLengthUnsupported(dataLength: protected.data.count, ne: protected.ne)
+        } catch {
+            // The exchange may or may not have reached the chip: the counters can no longer be trusted.
+            sm.end()
+            throw error
+        }
         switch try sm.unprotect(response) {
         case let .protected(answer): return answer
         case let .unprotected(sw):
