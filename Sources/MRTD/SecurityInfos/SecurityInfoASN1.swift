@@ -51,6 +51,12 @@ enum SecurityInfoASN1 {
         return Array(bytes.dropFirst())
     }
 
+    /// `bytes` cut after the first object when its length is definite (files padded to a size).
+    static func firstObject(_ bytes: [UInt8]) -> [UInt8] {
+        guard case let .known(length) = MRTDReader.objectLength(bytes), length > 0, length < bytes.count else { return bytes }
+        return Array(bytes.prefix(length))
+    }
+
     static func parse(_ bytes: [UInt8], _ what: String) throws(MRTDProtocolError) -> ASN1Node {
         do { return try BER.parse(bytes) } catch { throw fail("\(what) is not BER: \(error)") }
     }

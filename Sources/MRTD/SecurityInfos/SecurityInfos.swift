@@ -20,7 +20,8 @@ public struct SecurityInfos: Sendable, Hashable {
     /// Parses EF.CardAccess (or EF.CardSecurity's eContent): a SET OF SecurityInfo. A DG14
     /// wrapper (tag 6E) is accepted too.
     public init(encoded bytes: [UInt8]) throws(MRTDProtocolError) {
-        var node = try SecurityInfoASN1.parse(bytes, "SecurityInfos")
+        // A file may carry padding after its one object: parse that object only.
+        var node = try SecurityInfoASN1.parse(SecurityInfoASN1.firstObject(bytes), "SecurityInfos")
         // DG14 is [APPLICATION 14] { SecurityInfos }.
         if node.identifier == ASN1Identifier(tagWithNumber: 14, tagClass: .application) {
             guard case let .constructed(inner) = node.content, let first = Array(inner).first else {
