@@ -28,6 +28,11 @@ final class TestPassportChip: CardChannel {
     private var selected: UInt16?
     private var rndICC: [UInt8] = []
     private var session: (enc: BlockCipher, mac: [UInt8], ssc: [UInt8])?
+    /// Chip authentication: the static private key on `caCurve`, and the chip's answer to it.
+    var caCurve: EllipticCurveDomain?
+    var caPrivateKey: [UInt8] = []
+    private var caCipher: CipherAlgorithm = .tdes2
+    private var pendingKeys: (CipherAlgorithm, [UInt8])?
     private var reads = 0
 
     init(key: MRTDAccessKey) { keySeed = key.bacKeySeed ?? [] }
@@ -52,7 +57,15 @@ final class TestPassportChip: CardChannel {
             return [0x67, 0x00]
         }
         if sw == 0x6988 { session = nil; return [0x69, 0x88] }
-        return secured && session != nil ? wrap(data, sw) : data + [UInt8(sw >> 8), UInt8(sw & 0xFF)]
+        let answer = secured && session != nil ? wrap(data, sw) : data + [UInt8(sw >> 8), UInt8(sw & 0xFF)]
+        if let (cipher, secret) = pendingKeys {
+            // Chip authentication: the answer went under the old keys; the new ones start now (SSC 0).
+            pendingKeys = nil
+            if let enc = try? BlockCipher(cipher, key: KeyDerivation.derive(secret, purpose: .encryption, cipher: cipher)) {
+                session = (enc, KeyDerivation.derive(secret, purpose: .mac, cipher: cipher), [UInt8](repeating: 0, count: cipher.blockSize))
+            }
+        }
+        return answer
     }
 
     private func process(_ c: CommandAPDU, secured: Bool) -> ([UInt8], UInt16) {
@@ -75,9 +88,27 @@ final class TestPassportChip: CardChannel {
             return externalAuthenticate(c.data)
         case (0xB0, _), (0xB1, _):
             return read(c, secured: secured)
+        case (0x22, 0x41) where c.p2 == 0xA6:
+            guard let point = (try? BERTLV.decode(c.data))?.first(where: { $0.tag == [0x91] })?.value else { return ([], 0x6A80) }
+            return agree(point, cipher: .tdes2)
+        case (0x22, 0x41) where c.p2 == 0xA4:
+            guard let oid = (try? BERTLV.decode(c.data))?.first(where: { $0.tag == [0x80] })?.value, let last = oid.last else { return ([], 0x6A80) }
+            caCipher = [2: .aes128, 3: .aes192, 4: .aes256][last] ?? .tdes2
+            return ([], 0x9000)
+        case (0x86, _):
+            guard let point = (try? BERTLV.decode(c.data))?.first?.children?.first(where: { $0.tag == [0x80] })?.value else { return ([], 0x6A80) }
+            let (_, sw) = agree(point, cipher: caCipher)
+            return sw == 0x9000 ? ([0x7C, 0x00], sw) : ([], sw)
         default:
             return ([], 0x6D00)
         }
+    }
+
+    private func agree(_ point: [UInt8], cipher: CipherAlgorithm) -> ([UInt8], UInt16) {
+        guard let curve = caCurve, let pair = try? curve.keyPair(privateKey: caPrivateKey),
+              let secret = try? curve.sharedSecret(privateKey: pair.privateKey, peer: point) else { return ([], 0x6A80) }
+        pendingKeys = (cipher, secret)
+        return ([], 0x9000)
     }
 
     private func select(_ fid: UInt16) -> Bool {
@@ -141,23 +172,27 @@ final class TestPassportChip: CardChannel {
     }
 
     // Chip-side secure messaging (Part 11 §9.8), 3DES.
-    private func increment() { guard var s = session else { return }; for i in stride(from: 7, through: 0, by: -1) { s.ssc[i] &+= 1; if s.ssc[i] != 0 { break } }; session = s }
-    private func decrement() { guard var s = session else { return }; for i in stride(from: 7, through: 0, by: -1) { s.ssc[i] &-= 1; if s.ssc[i] != 0xFF { break } }; session = s }
+    private func increment() { guard var s = session else { return }; for i in stride(from: s.ssc.count - 1, through: 0, by: -1) { s.ssc[i] &+= 1; if s.ssc[i] != 0 { break } }; session = s }
+    private func decrement() { guard var s = session else { return }; for i in stride(from: s.ssc.count - 1, through: 0, by: -1) { s.ssc[i] &-= 1; if s.ssc[i] != 0xFF { break } }; session = s }
+    private var block: Int { session?.enc.blockSize ?? 8 }
+    private var iv: [UInt8]? { guard let s = session, s.enc.blockSize == 16 else { return nil }; return try? s.enc.encrypt(block: s.ssc) }
     private func mac(_ data: [UInt8]) -> [UInt8] {
         guard let s = session else { return [] }
-        return (try? RetailMAC.mac(key: s.mac, data: Padding.pad(s.ssc + data, blockSize: 8))) ?? []
+        let input = Padding.pad(s.ssc + data, blockSize: s.enc.blockSize)
+        if s.enc.blockSize == 16 { return (try? CMAC(s.enc.algorithm, key: s.mac).mac(input)).map { Array($0.prefix(8)) } ?? [] }
+        return (try? RetailMAC.mac(key: s.mac, data: input)) ?? []
     }
 
     private func unwrap(_ c: CommandAPDU) -> CommandAPDU? {
         increment()
         guard let objects = try? BERTLV.decode(c.data), let last = objects.last, last.tag == [0x8E] else { return nil }
         let covered = Array(c.data.prefix(c.data.count - 10))
-        guard mac(Padding.pad(c.header, blockSize: 8) + covered) == last.value else { return nil }
+        guard mac(Padding.pad(c.header, blockSize: block) + covered) == last.value else { return nil }
         var plain = CommandAPDU(cla: c.cla & ~0x0C, ins: c.ins, p1: c.p1, p2: c.p2)
         for o in objects {
             if o.tag == [0x87] || o.tag == [0x85], let s = session {
                 let body = o.tag == [0x87] ? Array(o.value.dropFirst()) : o.value
-                guard let d = try? s.enc.decrypt(cbc: body), let u = Padding.unpad(d, blockSize: 8) else { return nil }
+                guard let d = try? s.enc.decrypt(cbc: body, iv: iv), let u = Padding.unpad(d, blockSize: block) else { return nil }
                 plain.data = u
             }
             if o.tag == [0x97] {
@@ -171,7 +206,7 @@ final class TestPassportChip: CardChannel {
     private func wrap(_ data: [UInt8], _ sw: UInt16) -> [UInt8] {
         increment()
         var objects: [UInt8] = []
-        if !data.isEmpty, let s = session, let e = try? s.enc.encrypt(cbc: Padding.pad(data, blockSize: 8)) {
+        if !data.isEmpty, let s = session, let e = try? s.enc.encrypt(cbc: Padding.pad(data, blockSize: block), iv: iv) {
             objects += [0x87] + BERTLV.encodeLength(e.count + 1) + [0x01] + e
         }
         objects += [0x99, 0x02, UInt8(sw >> 8), UInt8(sw & 0xFF)]
