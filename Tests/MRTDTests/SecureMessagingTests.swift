@@ -83,6 +83,30 @@ struct SecureMessagingTests {
         #expect(Array(short.data[0..<3]) == [0x97, 0x01, 0x00] && !short.isExtended)
     }
 
+    @Test("an answer whose MAC verifies but whose decrypted data lacks 80 00… padding is refused")
+    func badPadding() throws {
+        let sm = try Self.session()
+        _ = try sm.protect(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 8))
+        // The chip's side of the answer, made with the same keys at the answer's SSC (…C228).
+        let chip = try Self.session("887022120C06C228")
+        let cryptogram = try chip.encryption.encrypt(cbc: h("0102030405060708"))
+        let objects = [0x87, 0x09, 0x01] + cryptogram + [0x99, 0x02, 0x90, 0x00]
+        let answer = ResponseAPDU(data: objects + [0x8E, 0x08] + (try chip.mac(objects)), statusWord: .success)
+        do {
+            _ = try sm.unprotect(answer)
+            Issue.record("unpadded data accepted")
+        } catch let e as MRTDProtocolError {
+            #expect(e.kind == .secureMessagingEnded && e.message.contains("padding"))
+        }
+        // The same answer with padding goes through: the test's MAC is right.
+        let good = try Self.session()
+        _ = try good.protect(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 8))
+        let padded = try chip.encryption.encrypt(cbc: Padding.pad(h("0102030405060708"), blockSize: 8))
+        let objects2 = [0x87, 0x11, 0x01] + padded + [0x99, 0x02, 0x90, 0x00]
+        let answer2 = ResponseAPDU(data: objects2 + [0x8E, 0x08] + (try chip.mac(objects2)), statusWord: .success)
+        #expect(try good.unprotect(answer2) == .protected(ResponseAPDU(data: h("0102030405060708"), statusWord: .success)))
+    }
+
     @Test("SSC wraps as an unsigned counter")
     func counterWraps() throws {
         let sm = try Self.session("00000000FFFFFFFF")
