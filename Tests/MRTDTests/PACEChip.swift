@@ -8,7 +8,7 @@ final class PACEChip: CardChannel {
     let password: [UInt8]
     let info: PACEInfo
     let group: any KeyAgreementGroup
-    var supportsExtendedLength: Bool { false }
+    var supportsExtendedLength = false
     private var nonce: [UInt8] = []
     private var mapped: (any KeyAgreementGroup)?
     private var macKey: [UInt8] = []
