@@ -107,3 +107,9 @@ public struct RandomSource: Sendable {
         return out.count == count ? out : Array((out + [UInt8](repeating: 0, count: count)).prefix(count))
     }
 }
+
+extension MRTDAccessKey: CustomDebugStringConvertible, CustomReflectable {
+    public var debugDescription: String { description }
+    /// No children: `dump` and debuggers show the kind of key, never its fields.
+    public var customMirror: Mirror { Mirror(self, children: []) }
+}

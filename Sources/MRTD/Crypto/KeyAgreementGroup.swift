@@ -3,9 +3,10 @@
 
 /// A private key of an ephemeral or mapping key pair: a libcrypto number, cleared when freed,
 /// never shown.
-struct PrivateKey: CustomStringConvertible {
+struct PrivateKey: CustomStringConvertible, CustomReflectable {
     let value: BigNumber
     var description: String { "private key" }
+    var customMirror: Mirror { Mirror(self, children: []) }
 }
 
 /// One side's ephemeral key pair; the public key is in the group's wire encoding (EC:

@@ -224,3 +224,8 @@ public final class SecureMessaging: CustomStringConvertible {
         return (length, index + 1 + count)
     }
 }
+
+extension SecureMessaging: CustomReflectable {
+    /// Only the cipher and state: `dump` and debuggers never show the keys or the counter.
+    public var customMirror: Mirror { Mirror(self, children: ["cipher": cipher, "hasEnded": hasEnded]) }
+}
