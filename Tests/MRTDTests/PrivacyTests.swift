@@ -43,6 +43,7 @@ struct PrivacyTests {
         dump(can, to: &dumped)
         dump(BasicAccessControlTests.key, to: &dumped)
         dump(sm, to: &dumped)
+        for field in ["macKey", "sendSequenceCounter", "storage", "documentNumber"] { #expect(!dumped.contains(field), "\(field)") }
         for text in ["\(can)", "\(BasicAccessControlTests.key)", "\(sm)", String(reflecting: can), dumped] {
             #expect(!text.contains("123456") && !text.contains("L898902C") && !text.contains("241, 203, 31") && !text.contains("136, 112, 34"), "\(text)")
         }
