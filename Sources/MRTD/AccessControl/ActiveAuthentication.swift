@@ -134,6 +134,7 @@ public struct ActiveAuthenticationResult: Sendable, Hashable, CustomStringConver
     public let algorithm: String
     /// The 8-byte challenge the chip signed.
     public let challenge: [UInt8]
+    /// Whether the signature over `challenge` verifies with DG15's key.
     public let signatureValid: Bool
 
     public var description: String { "Active Authentication (\(algorithm)): " + (signatureValid ? "the chip signed the challenge" : "the signature does NOT verify") }

@@ -64,8 +64,11 @@ public enum ChipAuthentication {
 /// answer under the new keys verifies (`isConfirmed`); that key is the document's own only if
 /// passive authentication verified DG14.
 public struct ChipAuthenticationResult: CustomStringConvertible {
+    /// DH or ECDH, from the chip's key.
     public let keyAgreement: KeyAgreementAlgorithm
+    /// The new session's cipher (3DES, AES-128/192/256).
     public let cipher: ProtocolCipher
+    /// The name of the key's domain parameters.
     public let domainParameters: String
     /// The new session, installed on the channel.
     public let secureMessaging: SecureMessaging

@@ -109,6 +109,7 @@ public struct RandomSource: Sendable {
 }
 
 extension MRTDAccessKey: CustomDebugStringConvertible, CustomReflectable {
+    /// The kind of key only, as `description`.
     public var debugDescription: String { description }
     /// No children: `dump` and debuggers show the kind of key, never its fields.
     public var customMirror: Mirror { Mirror(self, children: []) }

@@ -207,6 +207,7 @@ public enum PACE {
 
 /// What PACE established.
 public struct PACEResult: CustomStringConvertible {
+    /// The PACEInfo that ran.
     public let info: PACEInfo
     /// MRZ or CAN (never the value).
     public let passwordReference: MRTDAccessKey.PasswordReference

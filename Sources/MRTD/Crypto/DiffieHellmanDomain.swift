@@ -38,7 +38,9 @@ public final class DiffieHellmanDomain: KeyAgreementGroup, @unchecked Sendable {
     }
 
     public var description: String { name ?? "\(primeBits)-bit DH group" }
+    /// Bytes of p: the length of public keys and shared secrets.
     public var fieldSize: Int { p.byteCount }
+    /// Bits of p.
     public var primeBits: Int { p.bitCount }
     var prime: [UInt8] { p.bytes() }
     var order: [UInt8]? { q?.bytes() }

@@ -63,7 +63,9 @@ public final class EllipticCurveDomain: KeyAgreementGroup, @unchecked Sendable {
     }
 
     public var description: String { name ?? "explicit \(primeBits)-bit curve" }
+    /// Bytes of p: the length of a coordinate and of the shared secret.
     public var fieldSize: Int { p.byteCount }
+    /// Bits of p.
     public var primeBits: Int { p.bitCount }
     var prime: [UInt8] { p.bytes() }
     var order: [UInt8]? { n.bytes() }

@@ -3,6 +3,7 @@
 
 /// A standardized domain-parameter id and what it names.
 public struct StandardDomainParameters: Sendable, Hashable, CustomStringConvertible {
+    /// The standardized domain-parameter id (0-2 DH, 8-18 curves).
     public let id: Int
     /// The name people know it by (`brainpoolP256r1`, `1024-bit MODP group with 160-bit prime order subgroup`).
     public let name: String

@@ -5,6 +5,7 @@
 public struct MRTDFile: Sendable, Hashable, CustomStringConvertible {
     /// `EF.COM`, `DG2`, `EF.CardAccess`.
     public let name: String
+    /// The 2-byte file identifier (SELECT P1 02).
     public let fileIdentifier: UInt16
     /// The short EF identifier (READ BINARY P1 = 80 | SFI); nil when the file has none.
     public let shortIdentifier: UInt8?
@@ -14,6 +15,7 @@ public struct MRTDFile: Sendable, Hashable, CustomStringConvertible {
     /// EF.ATR/INFO are sequences of objects, read to their end.
     public let isSingleObject: Bool
 
+    /// A file by its identifiers (proprietary files; the standard ones are below).
     public init(name: String, fileIdentifier: UInt16, shortIdentifier: UInt8?, inMasterFile: Bool = false, isSingleObject: Bool = true) {
         self.name = name
         self.fileIdentifier = fileIdentifier
@@ -24,11 +26,17 @@ public struct MRTDFile: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { name }
 
+    /// EF.COM (011E, SFI 1E): the LDS version and the data groups present.
     public static let com = MRTDFile(name: "EF.COM", fileIdentifier: 0x011E, shortIdentifier: 0x1E)
+    /// EF.SOD (011D, SFI 1D): the Document Security Object.
     public static let sod = MRTDFile(name: "EF.SOD", fileIdentifier: 0x011D, shortIdentifier: 0x1D)
+    /// EF.CardAccess (011C at MF): the PACE SecurityInfos, readable without access control.
     public static let cardAccess = MRTDFile(name: "EF.CardAccess", fileIdentifier: 0x011C, shortIdentifier: 0x1C, inMasterFile: true)
+    /// EF.CardSecurity (011D at MF): signed SecurityInfos (PACE-CAM's chip authentication key).
     public static let cardSecurity = MRTDFile(name: "EF.CardSecurity", fileIdentifier: 0x011D, shortIdentifier: 0x1D, inMasterFile: true)
+    /// EF.DIR (2F00 at MF): the applications on the chip.
     public static let dir = MRTDFile(name: "EF.DIR", fileIdentifier: 0x2F00, shortIdentifier: 0x1E, inMasterFile: true, isSingleObject: false)
+    /// EF.ATR/INFO (2F01 at MF): card capabilities and extended-length information.
     public static let atrInfo = MRTDFile(name: "EF.ATR/INFO", fileIdentifier: 0x2F01, shortIdentifier: 0x01, inMasterFile: true, isSingleObject: false)
 
     /// DG1…DG16 (file 0101…0110, SFI 01…10); nil outside 1…16.

@@ -46,7 +46,9 @@ public enum MRTDFileContent: Sendable, Hashable {
 public struct MRTDReadStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Physical exchanges (every APDU, GET RESPONSE and re-send included).
     public var exchanges = 0
+    /// Command bytes sent.
     public var bytesSent = 0
+    /// Response bytes received (status words included).
     public var bytesReceived = 0
     /// READ BINARY commands sent (B0 and B1).
     public var readCommands = 0
@@ -80,10 +82,13 @@ public final class MRTDReader {
         public var readSizes: [Int] = [65536, 4096, 1024, 256, 224, 192, 160, 128, 64]
         /// Nonces and ephemeral keys.
         public var random: RandomSource = .system
+        /// The defaults: no BAC fallback, short APDUs unless the chip announced extended length.
         public init() {}
     }
 
+    /// The channel, protected once access control ran.
     public let channel: MRTDChannel
+    /// The settings in force.
     public var options: Options
     /// Counted from this reader's creation.
     public private(set) var statistics = MRTDReadStatistics()
@@ -101,6 +106,7 @@ public final class MRTDReader {
     private var inApplication = false
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
+    /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
     public init(transport: APDUTransport, options: Options = Options()) {
         channel = MRTDChannel(transport: transport)
         self.options = options

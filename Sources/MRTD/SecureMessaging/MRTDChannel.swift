@@ -10,10 +10,12 @@ import ISO7816
 /// `69 88`), every later `send` throws `.secureMessagingEnded` until access control installs new
 /// keys.
 public final class MRTDChannel {
+    /// The transport under the protection.
     public let transport: APDUTransport
     /// The current session; nil before access control.
     public internal(set) var secureMessaging: SecureMessaging?
 
+    /// A channel over `transport`, plain until access control installs a session.
     public init(transport: APDUTransport, secureMessaging: SecureMessaging? = nil) {
         self.transport = transport
         self.secureMessaging = secureMessaging

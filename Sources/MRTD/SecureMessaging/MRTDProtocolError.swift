@@ -8,6 +8,7 @@ import ISO7816
 /// verify, a malformed answer, or bad input. The message is one line, safe to print: it never
 /// holds keys, the MRZ or the CAN.
 public struct MRTDProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, for callers that branch (exit codes, retries).
     public enum Kind: String, Sendable, Hashable {
         /// The access key itself is unusable (a date that is not YYMMDD, a character outside the MRZ set).
         case invalidAccessKey
@@ -36,11 +37,14 @@ public struct MRTDProtocolError: Error, Hashable, Sendable, CustomStringConverti
         case library
     }
 
+    /// What went wrong.
     public var kind: Kind
+    /// One line, safe to print.
     public var message: String
     /// The status word the chip answered, when the error is its answer.
     public var statusWord: StatusWord?
 
+    /// An error of `kind` with a one-line `message` that holds no secret.
     public init(_ kind: Kind, _ message: String, statusWord: StatusWord? = nil) {
         self.kind = kind
         self.message = message

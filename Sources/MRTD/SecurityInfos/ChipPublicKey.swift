@@ -7,6 +7,7 @@ import SwiftASN1
 public struct DomainParameterSpecification: Sendable, Hashable, CustomStringConvertible {
     /// id-ecPublicKey, dhpublicnumber, dhKeyAgreement, rsaEncryption or standardizedDomainParameters.
     public let algorithm: ObjectIdentifier9303
+    /// The parameters field, decoded.
     public let parameters: Parameters
 
     /// What the parameters field holds.
@@ -114,6 +115,7 @@ public struct DomainParameterSpecification: Sendable, Hashable, CustomStringConv
 
 /// A SubjectPublicKeyInfo from the chip: its algorithm and parameters, and the key itself.
 public struct ChipPublicKey: Sendable, Hashable, CustomStringConvertible {
+    /// The algorithm and its domain parameters.
     public let specification: DomainParameterSpecification
     /// EC: the point (usually uncompressed); DH: the public value y, unsigned; RSA: the
     /// RSAPublicKey DER (as the BIT STRING holds it).

@@ -6,15 +6,22 @@ import SwiftASN1
 /// indefinite lengths accepted. A SecurityInfo this library does not know, or cannot read, is
 /// kept in `unknown` and never makes the whole set fail.
 public struct SecurityInfos: Sendable, Hashable {
+    /// The PACE protocols the chip offers (EF.CardAccess).
     public var paceInfos: [PACEInfo] = []
+    /// Proprietary PACE domain parameters.
     public var paceDomainParameterInfos: [PACEDomainParameterInfo] = []
+    /// Chip authentication protocols (DG14, EF.CardSecurity).
     public var chipAuthenticationInfos: [ChipAuthenticationInfo] = []
+    /// The chip's static key-agreement keys (DG14, EF.CardSecurity).
     public var chipAuthenticationPublicKeyInfos: [ChipAuthenticationPublicKeyInfo] = []
+    /// Active Authentication's ECDSA signature algorithm (DG14).
     public var activeAuthenticationInfos: [ActiveAuthenticationInfo] = []
+    /// Terminal authentication (EAC) for DG3 and DG4.
     public var terminalAuthenticationInfos: [TerminalAuthenticationInfo] = []
     /// Every other SecurityInfo (and known ones whose fields did not parse), as found.
     public var unknown: [UnknownSecurityInfo] = []
 
+    /// An empty set, to fill by hand (a chip known to run a protocol without saying so).
     public init() {}
 
     /// Parses EF.CardAccess (or EF.CardSecurity's eContent): a SET OF SecurityInfo. A DG14
@@ -83,13 +90,17 @@ public struct SecurityInfos: Sendable, Hashable {
 
 /// PACEInfo (§9.2.1): a PACE protocol the chip supports and its domain parameters.
 public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
+    /// The protocol OID, as found.
     public let protocolIdentifier: ObjectIdentifier9303
     /// 2 on current documents.
     public let version: Int
     /// The standardized (0-31) or proprietary domain-parameter id; may be absent.
     public let parameterId: Int?
+    /// DH or ECDH.
     public let keyAgreement: KeyAgreementAlgorithm
+    /// Generic, integrated or chip authentication mapping.
     public let mapping: PACEMapping
+    /// 3DES or AES-128/192/256 for the session that follows.
     public let cipher: ProtocolCipher
 
     init(protocol oid: ObjectIdentifier9303, fields: [ASN1Node]) throws(MRTDProtocolError) {
@@ -152,8 +163,11 @@ public enum PACEMapping: String, Sendable, Hashable, CustomStringConvertible {
 
 /// PACEDomainParameterInfo (§9.2.2): proprietary domain parameters for PACE.
 public struct PACEDomainParameterInfo: Sendable, Hashable {
+    /// The protocol OID, as found.
     public let protocolIdentifier: ObjectIdentifier9303
+    /// The parameters, as an AlgorithmIdentifier.
     public let domainParameters: DomainParameterSpecification
+    /// The id PACEInfos refer to these parameters by.
     public let parameterId: Int?
 
     init(protocol oid: ObjectIdentifier9303, fields: [ASN1Node]) throws(MRTDProtocolError) {
@@ -166,10 +180,15 @@ public struct PACEDomainParameterInfo: Sendable, Hashable {
 
 /// ChipAuthenticationInfo (§9.2.5): a chip authentication protocol and the key it uses.
 public struct ChipAuthenticationInfo: Sendable, Hashable, CustomStringConvertible {
+    /// The protocol OID, as found.
     public let protocolIdentifier: ObjectIdentifier9303
+    /// The protocol version.
     public let version: Int
+    /// The key id, when the chip has several keys.
     public let keyId: Int?
+    /// DH or ECDH.
     public let keyAgreement: KeyAgreementAlgorithm
+    /// 3DES or AES-128/192/256 for the session that follows.
     public let cipher: ProtocolCipher
 
     init(protocol oid: ObjectIdentifier9303, fields: [ASN1Node]) throws(MRTDProtocolError) {
@@ -192,7 +211,9 @@ public struct ChipAuthenticationInfo: Sendable, Hashable, CustomStringConvertibl
 public struct ChipAuthenticationPublicKeyInfo: Sendable, Hashable {
     /// id-PK-DH or id-PK-ECDH.
     public let protocolIdentifier: ObjectIdentifier9303
+    /// The chip's public key and its domain parameters.
     public let publicKey: ChipPublicKey
+    /// The key id, when the chip has several keys.
     public let keyId: Int?
 
     init(protocol oid: ObjectIdentifier9303, fields: [ASN1Node]) throws(MRTDProtocolError) {
@@ -202,12 +223,15 @@ public struct ChipAuthenticationPublicKeyInfo: Sendable, Hashable {
         keyId = try fields.count > 1 ? SecurityInfoASN1.smallInteger(fields[1], "ChipAuthenticationPublicKeyInfo's keyId") : nil
     }
 
+    /// DH (id-PK-DH) or ECDH (id-PK-ECDH).
     public var keyAgreement: KeyAgreementAlgorithm { protocolIdentifier.dotted.hasSuffix(".1") ? .dh : .ecdh }
 }
 
 /// ActiveAuthenticationInfo (§9.2.8, in DG14 when Active Authentication uses ECDSA).
 public struct ActiveAuthenticationInfo: Sendable, Hashable {
+    /// The protocol OID, as found.
     public let protocolIdentifier: ObjectIdentifier9303
+    /// The protocol version.
     public let version: Int
     /// The signature algorithm (ecdsa-plain-SHA256 and the like).
     public let signatureAlgorithm: ObjectIdentifier9303
@@ -222,7 +246,9 @@ public struct ActiveAuthenticationInfo: Sendable, Hashable {
 
 /// TerminalAuthenticationInfo (§9.2.7): the chip runs terminal authentication (EAC) for DG3/DG4.
 public struct TerminalAuthenticationInfo: Sendable, Hashable {
+    /// The protocol OID, as found.
     public let protocolIdentifier: ObjectIdentifier9303
+    /// The protocol version.
     public let version: Int
 
     init(protocol oid: ObjectIdentifier9303, fields: [ASN1Node]) throws(MRTDProtocolError) {
@@ -234,6 +260,7 @@ public struct TerminalAuthenticationInfo: Sendable, Hashable {
 
 /// A SecurityInfo kept as found: an unknown protocol, or a known one that did not parse.
 public struct UnknownSecurityInfo: Sendable, Hashable {
+    /// The protocol OID, when there is a readable one.
     public let protocolIdentifier: ObjectIdentifier9303?
     /// The whole SecurityInfo's encoding.
     public let encoded: [UInt8]
