@@ -73,4 +73,20 @@ struct ActiveAuthenticationTests {
         let der = integer(sig256.r) + integer(sig256.s)
         #expect(try ActiveAuthentication.verify(signature: [0x30, UInt8(der.count)] + der, challenge: challenge, publicKey: key, info: info).signatureValid)
     }
+
+    @Test("through the reader under secure messaging: INTERNAL AUTHENTICATE, RSA verified; a chip signing with another key fails")
+    func throughReader() throws {
+        let chip = MRTDReaderTests.chip()
+        chip.activeAuthentication = { challenge in
+            let hash = Digest.sha1.hash(h(Self.m1) + challenge)
+            return (try? Self.rsaSign([0x6A] + h(Self.m1) + hash + [0xBC])) ?? []
+        }
+        let reader = MRTDReaderTests.reader(chip)
+        _ = try reader.establishAccess(.bac, key: MRTDReaderTests.key)
+        let key = try ChipPublicKey(encoded: h(Self.dg15))
+        let result = try reader.performActiveAuthentication(dg15: key, dg14: nil)
+        #expect(result.signatureValid && result.challenge.count == 8)
+        chip.activeAuthentication = { _ in (try? Self.rsaSign([0x6A] + h(Self.m1) + [UInt8](repeating: 0x11, count: 20) + [0xBC])) ?? [] }
+        #expect(try !reader.performActiveAuthentication(dg15: key, dg14: nil).signatureValid)
+    }
 }

@@ -54,6 +54,28 @@ struct ChipAuthenticationTests {
         #expect(reader.channel.secureMessaging?.verifiedAnswers == 0)
     }
 
+    @Test("DH chip authentication (RFC 5114 group 0 as X9.42 parameters in DG14), 3DES")
+    func diffieHellman() throws {
+        guard case let .diffieHellman(group) = try StandardDomainParameters.named(0)!.domain() else { Issue.record("not DH"); return }
+        func integer(_ v: [UInt8]) -> [UInt8] { Self.der(0x02, v.first.map { $0 & 0x80 != 0 } == true ? [0] + v : v) }
+        let chipKey = try group.keyPair(privateKey: h("5265030F751F4AD18B08AC565FC7AC952E41618D"))
+        let parameters = Self.der(0x30, integer(group.p.bytes()) + integer(group.g.bytes()) + integer(group.q!.bytes()))
+        let spki = Self.der(0x30, Self.der(0x30, Self.der(0x06, h("2A8648CE3E0201")) + parameters) + Self.der(0x03, [0x00] + integer(chipKey.publicKey)))
+        let pk = Self.der(0x30, Self.der(0x06, h("04007F000702020101")) + spki)
+        let chip = MRTDReaderTests.chip()
+        chip.caCurve = group
+        chip.caPrivateKey = h("5265030F751F4AD18B08AC565FC7AC952E41618D")
+        chip.appFiles[0x010E] = Self.der(0x6E, Self.der(0x31, pk))
+        let reader = MRTDReaderTests.reader(chip)
+        _ = try reader.establishAccess(.bac, key: MRTDReaderTests.key)
+        guard case let .read(bytes) = try reader.readFile(.dataGroup(14)!) else { Issue.record("no DG14"); return }
+        let infos = try SecurityInfos(dg14: bytes)
+        #expect(infos.chipAuthenticationPublicKeyInfos.first?.keyAgreement == .dh)
+        let result = try reader.performChipAuthentication(dg14: infos)
+        #expect(result.isConfirmed && result.keyAgreement == .dh && result.cipher == .tdes)
+        #expect(try reader.readFile(.dataGroup(1)!) == .read(chip.appFiles[0x0101]!))
+    }
+
     @Test("chip authentication needs secure messaging first")
     func needsSession() throws {
         let infos = try SecurityInfos(dg14: Self.dg14(publicKey: try EllipticCurveDomain(named: "brainpoolP256r1").keyPair(privateKey: Self.chipKey).publicKey, cipherArc: 2))

@@ -29,7 +29,9 @@ final class TestPassportChip: CardChannel {
     private var rndICC: [UInt8] = []
     private var session: (enc: BlockCipher, mac: [UInt8], ssc: [UInt8])?
     /// Chip authentication: the static private key on `caCurve`, and the chip's answer to it.
-    var caCurve: EllipticCurveDomain?
+    var caCurve: (any KeyAgreementGroup)?
+    /// Active authentication: signs the challenge (nil: INTERNAL AUTHENTICATE unsupported).
+    var activeAuthentication: (([UInt8]) -> [UInt8])?
     var caPrivateKey: [UInt8] = []
     private var caCipher: CipherAlgorithm = .tdes2
     private var pendingKeys: (CipherAlgorithm, [UInt8])?
@@ -88,6 +90,9 @@ final class TestPassportChip: CardChannel {
             return externalAuthenticate(c.data)
         case (0xB0, _), (0xB1, _):
             return read(c, secured: secured)
+        case (0x88, _):
+            guard let sign = activeAuthentication, c.data.count == 8 else { return ([], 0x6D00) }
+            return (sign(c.data), 0x9000)
         case (0x22, 0x41) where c.p2 == 0xA6:
             guard let point = (try? BERTLV.decode(c.data))?.first(where: { $0.tag == [0x91] })?.value else { return ([], 0x6A80) }
             return agree(point, cipher: .tdes2)
