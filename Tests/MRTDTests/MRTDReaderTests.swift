@@ -163,6 +163,22 @@ struct MRTDReaderTests {
         #expect(reader.channel.secureMessaging != nil)
     }
 
+    @Test("EF.ATR/INFO announcing extended length turns it on: the 20 KB DG2 in one READ")
+    func atrInfo() throws {
+        let chip = Self.chip()
+        chip.supportsExtendedLength = true
+        chip.mfFiles = [0x2F01: h("7F66 08 0202 FFFF 0202 FFFF".replacingSpaces)]
+        let reader = Self.reader(chip)
+        #expect(try reader.readATRInfo() != nil)
+        #expect(reader.options.chipSupportsExtendedLength == true)
+        _ = try reader.establishAccess(.bac, key: Self.key)
+        let before = chip.exchanges
+        #expect(try reader.readFile(.dataGroup(2)!) == .read(chip.appFiles[0x0102]!))
+        #expect(chip.exchanges - before == 1)
+        reader.learnExtendedLength(historicalBytes: h("80 73 00 00 00".replacingSpaces))
+        #expect(reader.options.chipSupportsExtendedLength == false)
+    }
+
     @Test("file lengths from BER-TLV headers: short, long forms, two-byte tags, indefinite")
     func objectLengths() {
         #expect(MRTDReader.objectLength([0x61, 0x5B]) == .known(93))

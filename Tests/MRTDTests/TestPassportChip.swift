@@ -215,6 +215,7 @@ final class TestPassportChip: CardChannel {
             objects += [0x87] + BERTLV.encodeLength(e.count + 1) + [0x01] + e
         }
         objects += [0x99, 0x02, UInt8(sw >> 8), UInt8(sw & 0xFF)]
-        return objects + [0x8E, 0x08] + mac(objects) + [0x90, 0x00]
+        // The trailer repeats the status, as chips send it.
+        return objects + [0x8E, 0x08] + mac(objects) + [UInt8(sw >> 8), UInt8(sw & 0xFF)]
     }
 }

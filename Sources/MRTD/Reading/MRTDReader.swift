@@ -119,8 +119,15 @@ public final class MRTDReader {
         }
     }
 
-    /// The read size now in use.
-    public var currentReadSize: Int { options.readSizes[min(sizeIndex, options.readSizes.count - 1)] }
+    /// The read size now in use: the largest size not refused on this connection that the
+    /// channel can carry (over 256 only with extended length on both sides).
+    public var currentReadSize: Int { options.readSizes[effectiveSizeIndex] }
+
+    private var effectiveSizeIndex: Int {
+        var i = min(sizeIndex, options.readSizes.count - 1)
+        while options.readSizes[i] > 256 && !extendedAllowed && i + 1 < options.readSizes.count { i += 1 }
+        return i
+    }
 
     var extendedAllowed: Bool { options.chipSupportsExtendedLength == true && channel.extendedLengthUsable }
 
@@ -139,6 +146,20 @@ public final class MRTDReader {
     public func readCardAccess() throws -> [UInt8]? {
         guard case let .read(bytes) = try readFile(.cardAccess) else { return nil }
         cardAccess = try? SecurityInfos(encoded: bytes)
+        return bytes
+    }
+
+    /// Takes the chip's word on extended length from its ATR or ATS historical bytes (card
+    /// capabilities); leaves the setting alone when they do not say.
+    public func learnExtendedLength(historicalBytes: [UInt8]) {
+        if let announced = ChipCapabilities.extendedLength(historicalBytes: historicalBytes) { options.chipSupportsExtendedLength = announced }
+    }
+
+    /// Reads EF.ATR/INFO at MF level (only when asked) and takes its extended-length information;
+    /// nil when the chip has no such file.
+    public func readATRInfo() throws -> [UInt8]? {
+        guard case let .read(bytes) = try readFile(.atrInfo) else { return nil }
+        if let info = ChipCapabilities.extendedLength(atrInfo: bytes) { options.chipSupportsExtendedLength = info.supported }
         return bytes
     }
 
@@ -227,8 +248,6 @@ public final class MRTDReader {
     /// Reads a whole file. EF.CardAccess and the other MF files are read where they are (before
     /// access control, they are read in the clear).
     public func readFile(_ file: MRTDFile) throws -> MRTDFileContent {
-        // Sizes over 256 only with extended length on both sides.
-        while currentReadSize > 256 && !extendedAllowed && sizeIndex + 1 < options.readSizes.count { sizeIndex += 1 }
         var restarted = false
         var data: [UInt8] = []
         var total: Int?
@@ -347,11 +366,10 @@ public final class MRTDReader {
 
     /// The next smaller read size that the channel can carry; false when none is left.
     private func stepDown() -> Bool {
-        while sizeIndex + 1 < options.readSizes.count {
-            sizeIndex += 1
-            if currentReadSize <= 256 || extendedAllowed { return true }
-        }
-        return false
+        let current = effectiveSizeIndex
+        guard current + 1 < options.readSizes.count else { return false }
+        sizeIndex = current + 1
+        return true
     }
 
     /// Runs `body`; a bare status word from the chip under secure messaging (its SSC untouched)

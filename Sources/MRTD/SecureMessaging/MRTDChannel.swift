@@ -36,6 +36,7 @@ public final class MRTDChannel {
             throw MRTDProtocolError(.secureMessagingEnded, "secure messaging has ended: access control must run again")
         }
         let protected = try sm.protect(command)
+        let extendedBefore = transport.forms.extendedLength
         let response: ResponseAPDU
         do {
             response = try transport.send(protected)
@@ -49,7 +50,11 @@ public final class MRTDChannel {
             throw error
         }
         switch try sm.unprotect(response) {
-        case let .protected(answer): return answer
+        case let .protected(answer):
+            // The transport takes 67 00 to an extended APDU as the reader refusing the form; an
+            // answer whose MAC verifies came from the chip, so the reader carried it.
+            if extendedBefore != false, transport.forms.extendedLength == false { transport.forms.extendedLength = extendedBefore }
+            return answer
         case let .unprotected(sw):
             throw MRTDProtocolError(.unprotectedStatus, "the chip answered \(sw) (\(sw.meaning.text)) outside secure messaging", statusWord: sw)
         }
