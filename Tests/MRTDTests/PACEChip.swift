@@ -1,4 +1,5 @@
 import CardCrypto
+import Glibc
 import ISO7816
 @testable import MRTD
 
@@ -16,6 +17,8 @@ final class PACEChip: CardChannel {
     private var chipKey: [UInt8] = []
     private var step = 0
     var established = false
+    /// Process CPU time spent in the chip's half, in clock() ticks.
+    var chipTicks: Int = 0
 
     init(key: MRTDAccessKey, info: PACEInfo, domain: DomainParameters) {
         password = key.pacePassword
@@ -24,6 +27,8 @@ final class PACEChip: CardChannel {
     }
 
     func transmit(_ bytes: [UInt8]) throws -> [UInt8] {
+        let start = clock()
+        defer { chipTicks += Int(clock() - start) }
         guard let c = try? CommandAPDU(bytes: bytes) else { return [0x67, 0x00] }
         let cipher = info.cipher.algorithm
         if c.ins == 0x22 { step = 1; established = false; return [0x90, 0x00] }

@@ -81,3 +81,33 @@ struct PACESuiteTests {
         }
     }
 }
+
+@Suite("PACE with proprietary domain parameters")
+struct PACEProprietaryParametersTests {
+    static func der(_ tag: UInt8, _ value: [UInt8]) -> [UInt8] { [tag] + BERTLV.encodeLength(value.count) + value }
+
+    /// EF.CardAccess with a PACEInfo on proprietary id 32 and the PACEDomainParameterInfo that
+    /// describes it: explicit brainpoolP224r1 parameters (taken from zienit's DG14).
+    @Test("a PACEInfo on a proprietary id uses the PACEDomainParameterInfo with that id; DO 84 is then left out")
+    func proprietary() throws {
+        let dg14 = try BERTLV.decode(h(SecurityInfosTests.dg14Explicit))
+        let set = try #require(dg14.first?.children?.first?.children)
+        let spki = try #require(set.first?.children?[1].children)
+        let algorithm = try #require(spki.first)
+        let algorithmBytes = algorithm.tag + BERTLV.encodeLength(algorithm.value.count) + algorithm.value
+        let paceInfo = Self.der(0x30, Self.der(0x06, h("04007F00070202040202")) + [0x02, 0x01, 0x02, 0x02, 0x01, 0x20])
+        let domainInfo = Self.der(0x30, Self.der(0x06, h("04007F000702020402")) + algorithmBytes + [0x02, 0x01, 0x20])
+        let infos = try SecurityInfos(encoded: Self.der(0x31, paceInfo + domainInfo))
+        let info = try #require(infos.paceInfos.first)
+        #expect(info.parameterId == 32 && infos.paceDomainParameterInfos.count == 1)
+        let domain = try infos.domainParameters(for: info)
+        #expect(domain.group.primeBits == 224)
+        let chip = PACEChip(key: PACETests.can, info: info, domain: domain)
+        var sent: [[UInt8]] = []
+        let transport = APDUTransport(channel: chip) { sent.append($0.command) }
+        _ = try PACE.perform(on: MRTDChannel(transport: transport), key: PACETests.can, info: info, securityInfos: infos)
+        #expect(chip.established)
+        // One PACEInfo and a proprietary id: MSE:Set AT without DO 84.
+        #expect(sent.first == h("0022C1A40F800A04007F00070202040202830102"))
+    }
+}
