@@ -95,6 +95,16 @@ struct MRTDReaderTests {
         #expect(reader.currentReadSize <= 256)
     }
 
+    @Test("a chip answering 67 00 to any Le past the end: small files still read, through a header read")
+    func wrongLengthPastEnd() throws {
+        let chip = Self.chip()
+        chip.wrongLengthPastEnd = true
+        chip.appFiles[0x0101] = Self.file(tag: 0x61, count: 40)
+        let reader = Self.reader(chip) { $0.readSizes = [256, 128] }
+        _ = try reader.establishAccess(.bac, key: Self.key)
+        #expect(try reader.readFile(.dataGroup(1)!) == .read(chip.appFiles[0x0101]!))
+    }
+
     @Test("a chip without short EF identifiers: one refusal, then SELECT for every file")
     func noShortIdentifiers() throws {
         let chip = Self.chip()

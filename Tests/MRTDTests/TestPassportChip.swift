@@ -17,6 +17,8 @@ final class TestPassportChip: CardChannel {
     /// The most plaintext bytes one answer carries (a chip that answers Le 256 with 223).
     var maximumAnswer = 65536
     var supportsShortIdentifiers = true
+    /// Answer 67 00 when Le goes past the end of the file (instead of ISO's 62 82).
+    var wrongLengthPastEnd = false
     var supportsExtendedLength = false
     /// Answer the n-th protected READ BINARY with 69 88 and drop the session.
     var failReadNumber: Int?
@@ -145,6 +147,7 @@ final class TestPassportChip: CardChannel {
         guard let file = (inApplication ? appFiles : mfFiles)[fid] else { return ([], 0x6A82) }
         let le = c.ne ?? 256
         if le > maximumRead { return ([], 0x6700) }
+        if wrongLengthPastEnd && offset + le > file.count { return ([], 0x6700) }
         if secured {
             reads += 1
             if reads == failReadNumber { return ([], 0x6988) }

@@ -278,6 +278,9 @@ public final class MRTDReader {
         }
         var trySFI = file.shortIdentifier != nil && shortIdentifiersWork != false
         var toEnd = !file.isSingleObject
+        // Last resort for a chip that answers 67 00 to any Le past the end of a short file (ISO
+        // says 62 82): read the header alone, then exactly the rest.
+        var headerProbe = false, probed = false
         while total.map({ data.count < $0 }) ?? true {
             let offset = data.count
             let useShortIdentifier = trySFI && !selected && offset == 0
@@ -291,7 +294,8 @@ public final class MRTDReader {
                 default: throw MRTDProtocolError.status(answer.statusWord, "SELECT \(file)")
                 }
             }
-            let size = currentReadSize
+            let size = headerProbe ? 8 : currentReadSize
+            headerProbe = false
             let wanted = min(size, total.map { $0 - offset } ?? size)
             let odd = offset > 0x7FFF
             let command: CommandAPDU
@@ -309,7 +313,10 @@ public final class MRTDReader {
             let sw = answer.statusWord
             if sw == .wrongLength || sw.sw1 == 0x6C {
                 // Too large for the reader or the chip: the next size down, kept for this connection.
-                guard stepDown() else { throw MRTDProtocolError.status(sw, "READ BINARY \(file) at \(offset)") }
+                if stepDown() { continue }
+                guard total == nil, !probed, !toEnd else { throw MRTDProtocolError.status(sw, "READ BINARY \(file) at \(offset)") }
+                probed = true
+                headerProbe = true
                 continue
             }
             if useShortIdentifier && sw != .success && sw != .endOfFileReached {
