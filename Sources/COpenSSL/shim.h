@@ -14,7 +14,6 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
-#include "mrtd_protocol.h"
 
 /// One AES-128 key, expanded once for encryption and (on first use) for decryption: the SUN
 /// verifier's hot path runs a handful of single-block operations per tap, where an EVP context
@@ -85,5 +84,8 @@ done:
     EC_KEY_free(key);
     return result;
 }
+
+// The MRTD module's key agreement (RFC 5114 groups).
+#include "mrtd_protocol.h"
 
 #endif
