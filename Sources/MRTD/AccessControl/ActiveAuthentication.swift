@@ -3,7 +3,7 @@
 // recovery), or ECDSA with the hash ActiveAuthenticationInfo in DG14 names.
 import CardCrypto
 import ISO7816
-import SwiftASN1
+internal import SwiftASN1
 
 /// Active authentication from the terminal's side.
 public enum ActiveAuthentication {

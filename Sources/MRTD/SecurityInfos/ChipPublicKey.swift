@@ -1,7 +1,7 @@
 // SubjectPublicKeyInfo and AlgorithmIdentifier (RFC 5280, RFC 3279; BSI TR-03110 Part 3 A.2.1)
 // as chips use them: chip authentication keys (DH or EC, named, standardized or explicit
 // parameters), PACE's proprietary domain parameters, and the Active Authentication key of DG15.
-import SwiftASN1
+internal import SwiftASN1
 
 /// An AlgorithmIdentifier that names key-agreement domain parameters.
 public struct DomainParameterSpecification: Sendable, Hashable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 // Reading the BER of SecurityInfos through swift-asn1's node tree, without trapping on any input.
-import SwiftASN1
+internal import SwiftASN1
 
 /// Small readers over `ASN1Node`s that throw `.malformed` with what was expected.
 enum SecurityInfoASN1 {

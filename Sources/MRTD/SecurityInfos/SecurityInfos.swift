@@ -1,6 +1,6 @@
 // SecurityInfos (ICAO 9303 Part 11 §9.2; BSI TR-03110 Part 3 Appendix A.1): what EF.CardAccess,
 // EF.CardSecurity and DG14 say the chip supports.
-import SwiftASN1
+internal import SwiftASN1
 
 /// The SET OF SecurityInfo in EF.CardAccess, EF.CardSecurity's signed content or DG14. BER, with
 /// indefinite lengths accepted. A SecurityInfo this library does not know, or cannot read, is
