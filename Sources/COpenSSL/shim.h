@@ -87,4 +87,7 @@ done:
     return result;
 }
 
+// The MRTD module's key agreement (RFC 5114 groups).
+#include "mrtd_protocol.h"
+
 #endif
