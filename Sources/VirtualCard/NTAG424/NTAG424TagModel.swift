@@ -378,6 +378,13 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
             let sorted = parts.sorted { $0.lowerBound < $1.lowerBound }
             guard zip(sorted, sorted.dropFirst()).allSatisfy({ $0.0.upperBound <= $0.1.lowerBound }) else { return Self.err(0x9E) }
             if let i = parsed.macInputOffset, let m = parsed.macOffset, i > m { return Self.err(0x9E) }
+            // Table 69: SDMENCOffset in SDMMACInputOffset … SDMMACOffset − 32 and SDMENCLength up
+            // to SDMMACOffset − SDMENCOffset (the MAC covers all of the file data, and follows
+            // it); Table 71: encryption only with the UID and the counter both mirrored.
+            if let o = parsed.encOffset, let length = parsed.encLength {
+                guard let i = parsed.macInputOffset, let m = parsed.macOffset, o >= i, o + length <= m else { return Self.err(0x9E) }
+                guard parsed.options & 0xC0 == 0xC0 else { return Self.err(0x9E) }
+            }
             sdm = Array(data[3...])
         } else if data.count != 3 {
             return Self.err(0x7E)
