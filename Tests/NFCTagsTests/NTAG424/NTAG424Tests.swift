@@ -303,7 +303,7 @@ struct NTAG424ShapeTests {
         let first = try tag.provisionSDM(plan, key: Self.zero) { _ in }
         let parser = try SUNTemplate(url: template)
         let keys = try SDMKeys(metaRead: Self.zero, fileRead: Self.zero)
-        var served = [first]
+        var served = [first.served]
         for _ in 0..<2 {
             let bytes = try tag.plainRead(length: plan.fileContents.count)
             guard case let .uri(url)? = try NDEFMessage(decoding: Array(bytes.dropFirst(2))).records.first?.content() else { Issue.record("no URI"); return }
