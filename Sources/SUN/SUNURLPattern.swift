@@ -214,6 +214,20 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
+    /// Whether a placeholder stands in the path: then a verifier needs the tap's path (and
+    /// query), not its query alone.
+    public var placesInPath: Bool {
+        path?.contains { if case .placeholder = $0 { return true } else { return false } } ?? false
+    }
+
+    /// Whether `path` (from its `/`, without the query) has the template's path form: how a
+    /// server that sees only paths tells which template a tap was made by.
+    public func fitsPath(_ path: String) -> Bool {
+        guard let template = self.path else { return false }
+        let given = Array(path.utf8)
+        return Self.match((template.isEmpty ? [Part.literal([UInt8(ascii: "/")])] : template)[...], given, 0..<given.count) != nil
+    }
+
     /// Where each placeholder stands in one tap's URL: byte ranges into `bytes`.
     public struct Match: Sendable, Hashable {
         public var ranges: [SUNPlaceholder: Range<Int>]
@@ -225,8 +239,8 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
     /// in the query, the query alone (`e=…&c=…`, with or without `?`). The scheme and host are
     /// compared without regard to case; parameters the template does not name are ignored.
     public func match(_ bytes: [UInt8]) throws(SUNError) -> Match {
-        var end = bytes.firstIndex(of: UInt8(ascii: "#")) ?? bytes.count
-        end = min(end, bytes.count)
+        // A fragment never reaches a server, and no placeholder stands in one.
+        let end = bytes.firstIndex(of: UInt8(ascii: "#")) ?? bytes.count
         // The input's origin, path and query.
         var cursor = 0
         var inputHasPath = true
@@ -256,7 +270,7 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
                 }
                 for (p, r) in found { ranges[p] = (base + r.lowerBound)..<(base + r.upperBound) }
             }
-        } else if let path, path.contains(where: { if case .placeholder = $0 { return true } else { return false } }) {
+        } else if placesInPath {
             throw SUNError(.malformed, "the template has placeholders in the path; give the URL's path and query, not the query alone")
         }
         let queryRange = (queryMark.map { $0 + 1 } ?? (inputHasPath ? end : (bytes.first == UInt8(ascii: "?") ? 1 : 0)))..<end
