@@ -3,7 +3,7 @@ import SUN
 
 /// A SUN URL template turned into the URI record to write and the SDM settings whose offsets
 /// point into it: every offset is where its placeholder stands in the URL. Any layout
-/// ``SUNURLPattern`` reads: parameters (`https://example.com/t?e={picc}&c={mac}`,
+/// `SUNURLPattern` (module SUN) reads: parameters (`https://example.com/t?e={picc}&c={mac}`,
 /// `…?uid={uid}&ctr={ctr}&c={mac}`, `…?e={picc}&enc={file}&c={mac}`), the bulk layout
 /// (`…?e={picc}{file}{mac}`), path segments (`https://t.example/{picc}/{mac}`,
 /// `https://t.example/{picc}{mac}`), or a mix with fixed parameters.
@@ -34,7 +34,7 @@ public struct SUNURLTemplate: Sendable, Hashable {
     ///   - mirrorsCounter: whether the read counter is mirrored (without it a URL verifies but a
     ///     replay cannot be told from a tap; no `{ctr}`, `{file}` or limit then).
     ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
-    /// - Throws: `NTAG424Error` `.malformed` (the template's own checks, see ``SUNURLPattern``,
+    /// - Throws: `NTAG424Error` `.malformed` (the template's own checks, see `SUNURLPattern`,
     ///   and those of these options) or `.lengthError` (a URL past the NDEF file), one line each.
     public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil,
                 mirrorsCounter: Bool = true, fileSize: Int = 256) throws {
