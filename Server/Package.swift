@@ -53,7 +53,11 @@ let package = Package(
         ),
         // Fresh, valid tap URLs for Scripts/bench sun-serve and the tests; not shipped.
         .executableTarget(name: "sun-taps", dependencies: [.product(name: "SUN", package: "swift-apdu")]),
-        .testTarget(name: "SUNServiceTests", dependencies: ["SUNService", .product(name: "SUN", package: "swift-apdu")]),
+        // The tests provision emulated NTAG 424 DNA tags (NFCTags, VirtualCard) and send what they serve.
+        .testTarget(name: "SUNServiceTests", dependencies: [
+            "SUNService", .product(name: "SUN", package: "swift-apdu"), .product(name: "NFCTags", package: "swift-apdu"),
+            .product(name: "VirtualCard", package: "swift-apdu"), .product(name: "ISO7816", package: "swift-apdu"), .product(name: "NDEF", package: "swift-apdu"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -97,39 +97,31 @@ public enum AN10922 {
     }
 }
 
-/// Which URL parameters carry which part of the message.
+/// Where a tap's URL carries each part of the message: parameters by name (the common names,
+/// or others), or a template URL whose placeholders stand where the tag writes them.
 public struct SUNTemplate: Sendable, Hashable {
     public var picc: [String] = ["e", "picc_data"]
     public var mac: [String] = ["c", "cmac", "m"]
     public var file: [String] = ["enc"]
     public var uid: [String] = ["uid"]
     public var counter: [String] = ["ctr"]
+    /// The template URL, when the template was made from one: then each placeholder is read
+    /// where it stands and the parameter names above are not used.
+    public var pattern: SUNURLPattern?
 
     /// The common parameter names: `e` / `picc_data`, `c` / `cmac` / `m`, `enc`, `uid` + `ctr`.
     public static let common = SUNTemplate()
 
     public init() {}
 
-    /// A template URL with placeholders, e.g. `https://x.example/t?p={picc}&f={file}&s={mac}`:
-    /// each placeholder names its parameter. `{picc}` or `{uid}` and `{ctr}`, and `{mac}`, are
-    /// required.
+    /// A template URL with placeholders, as given to `apdu ntag424 sdm --url`: whole parameter
+    /// values (`https://x.example/t?p={picc}&f={file}&s={mac}`), the bulk layout
+    /// (`?e={picc}{file}{mac}`), path segments (`https://x.example/{picc}/{mac}`), or a mix.
+    /// `{mac}`, and `{picc}` or `{uid}` (with `{ctr}`), are required; see ``SUNURLPattern``.
     public init(url template: String) throws(SUNError) {
-        let query = template.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
-        var found: [String: String] = [:]
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let value = String(parts[1])
-            for placeholder in ["{picc}", "{mac}", "{file}", "{uid}", "{ctr}"] where value == placeholder { found[placeholder] = String(parts[0]) }
-        }
-        guard let mac = found["{mac}"], found["{picc}"] != nil || found["{uid}"] != nil else {
-            throw SUNError(.malformed, "the template needs {mac} and {picc} (or {uid}, with {ctr}) as parameter values, e.g. https://x.example/t?e={picc}&c={mac}")
-        }
-        picc = found["{picc}"].map { [$0] } ?? []
-        self.mac = [mac]
-        file = found["{file}"].map { [$0] } ?? []
-        uid = found["{uid}"].map { [$0] } ?? []
-        counter = found["{ctr}"].map { [$0] } ?? []
+        let pattern = try SUNURLPattern(template)
+        (picc, mac, file, uid, counter) = ([], [], [], [], [])
+        self.pattern = pattern
     }
 }
 
@@ -175,12 +167,37 @@ public struct SUNMessage: Sendable, Hashable {
         self.macInput = macInput
     }
 
-    /// Parses a tap's URL (or just its query) with `template`'s parameter names.
+    /// Parses a tap's URL (or just its query) with `template`: by parameter names, or, for a
+    /// template made from a URL, by where its placeholders stand (the whole URL, its path and
+    /// query from `/`, or the query alone when the template's placeholders are all in it).
     public init(url: String, template: SUNTemplate = .common) throws(SUNError) {
         guard url.utf8.count <= Self.maximumLength else {
             throw SUNError(.malformed, "the URL is \(url.utf8.count) bytes; a SUN URL is at most \(Self.maximumLength)")
         }
         let bytes = Array(url.utf8)
+        if let pattern = template.pattern {
+            try self.init(bytes, pattern: pattern)
+        } else {
+            try self.init(bytes, names: template)
+        }
+    }
+
+    /// The placeholders of `pattern` read where they stand in `bytes`.
+    init(_ bytes: [UInt8], pattern: SUNURLPattern) throws(SUNError) {
+        let found = try pattern.match(bytes)
+        // The matcher took hex digits of the placeholders' lengths; decoding cannot fail.
+        func value(_ p: SUNPlaceholder) -> [UInt8]? { found.ranges[p].flatMap { Self.decodeHex(bytes[$0]) } }
+        guard let mac = value(.mac) else { throw SUNError(.malformed, "no SDMMAC where the template puts {mac}") }
+        let picc = value(.picc), uid = value(.uid)
+        guard picc != nil || uid != nil else { throw SUNError(.malformed, "no PICC data nor UID where the template puts them") }
+        // MAC input: from the file data's first character to the MAC's; nothing without file data.
+        let macStart = found.ranges[.mac]?.lowerBound ?? 0
+        let input = found.ranges[.file].map { Array(bytes[$0.lowerBound..<macStart]) } ?? []
+        self.init(piccData: picc, plainUID: uid, plainCounter: value(.ctr), mac: mac, encryptedFileData: value(.file), macInput: input)
+    }
+
+    /// The common form: each part in a parameter of one of `template`'s names.
+    init(_ bytes: [UInt8], names template: SUNTemplate) throws(SUNError) {
         let start = (bytes.firstIndex(of: UInt8(ascii: "?")).map { $0 + 1 }) ?? 0
         // Parameter name → the value's byte range in the URL (the MAC input is cut from it).
         var values: [String: Range<Int>] = [:]

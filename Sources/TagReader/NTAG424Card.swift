@@ -52,10 +52,18 @@ public final class NTAG424Card: @unchecked Sendable {
     }
 
     /// Provisions Secure Unique NFC (`NTAG424Tag.provisionSDM`); the previous message goes to the
-    /// session's backup store first. Returns the URL the tag served to the check.
-    public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8]) async throws -> String {
+    /// session's backup store first. Returns the URL the tag served to the check and the chip's
+    /// originality signature with its verdict; with `requireGenuine`, a chip whose signature
+    /// does not verify is refused before anything is written.
+    public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8], requireGenuine: Bool = false) async throws -> SDMProvisioningResult {
         let backups = owner.connection.session.backups, reader = owner.reader
-        return try await run { tag in try tag.provisionSDM(plan, key: key) { _ = try backups.save($0, reader: reader) } }
+        return try await run { tag in try tag.provisionSDM(plan, key: key, requireGenuine: requireGenuine) { _ = try backups.save($0, reader: reader) } }
+    }
+
+    /// The chip's originality signature (Read_Sig) checked with NXP's NTAG 424 DNA key: over
+    /// GetCardUID's UID after `authenticate` (needed with random ID on), else GetVersion's.
+    public func originality() async throws -> NTAG424Originality {
+        try await run { try $0.originality() }
     }
 
     /// ChangeKey in a session of key 0 (authenticate first); proved by an authentication with

@@ -282,7 +282,8 @@ func benchPageMap(reader: String) throws -> Never {
 }
 
 /// `apdu-bench provision`: the exchanges of `NTAG424Tag.provisionSDM` on an emulated factory
-/// NTAG 424 DNA, by kind. Prints "total select getversion getfilesettings authenticate type4 changefilesettings readback".
+/// NTAG 424 DNA, by kind. Prints "total select getversion getfilesettings authenticate type4 changefilesettings readback
+/// originality" (originality: GetCardUID and Read_Sig in the first session).
 func benchProvision() throws -> Never {
     let model = NTAG424TagModel()
     var kinds: [String: Int] = [:]
@@ -295,6 +296,7 @@ func benchProvision() throws -> Never {
         case (0x90, 0x71), (0x90, 0xAF): kind = "authenticate"
         case (0x90, 0xF5): kind = "getfilesettings"
         case (0x90, 0x5F): kind = "changefilesettings"
+        case (0x90, 0x51), (0x90, 0x3C): kind = "originality"
         case (0x00, 0xA4) where c.count > 4 && c[2] == 0x04: kind = "select"
         default: kind = phase == "readback" ? "readback" : "type4"
         }
@@ -305,7 +307,7 @@ func benchProvision() throws -> Never {
     let tag = try NTAG424Tag.detect(transport)!
     let plan = try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}")
     _ = try tag.provisionSDM(plan, key: [UInt8](repeating: 0, count: 16)) { _ in }
-    let order = ["select", "getversion", "getfilesettings", "authenticate", "type4", "changefilesettings", "readback"]
+    let order = ["select", "getversion", "getfilesettings", "authenticate", "type4", "changefilesettings", "readback", "originality"]
     print(([kinds.values.reduce(0, +)] + order.map { kinds[$0] ?? 0 }).map(String.init).joined(separator: " "))
     exit(0)
 }

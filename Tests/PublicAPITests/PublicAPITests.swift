@@ -27,9 +27,12 @@ struct PublicAPITests {
             #expect(card.version.productName == "NTAG 424 DNA")
             #expect(try await card.fileSettings(2).sdm == nil)
             let zero = [UInt8](repeating: 0, count: 16)
-            let served = try await card.provisionSDM(try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}"), key: zero)
+            let provisioned = try await card.provisionSDM(try SUNURLTemplate("https://example.com/t?e={picc}&c={mac}"), key: zero)
+            // The emulator's signature is all zeros unless given one: recorded, and not valid.
+            #expect(provisioned.originality.uid == model.uid && !provisioned.originality.isValid && provisioned.originality.uidSource == .getCardUID)
+            #expect(try await card.originality().signature.isBlank)
             let keys = try SDMKeys(metaRead: zero, fileRead: zero)
-            var counters = [try SUNMessage(url: served).verify(keys: keys).counter ?? 0]
+            var counters = [try SUNMessage(url: provisioned.served).verify(keys: keys).counter ?? 0]
             for _ in 0..<2 {
                 guard case let .uri(url)? = try await tag.ndef.readNDEF().records.first?.content() else { Issue.record("no URI"); return }
                 counters.append(try SUNMessage(url: url).verify(keys: keys).counter ?? 0)

@@ -37,8 +37,9 @@ public struct SUNRequestContext: RequestContext {
     }
 }
 
-/// Builds the HTTP side: `GET /` and `GET /GROUP` verify a tap, `GET /healthz` and
-/// `GET /metrics` serve operations.
+/// Builds the HTTP side: `GET /` and `GET /GROUP` verify a tap, as does any path a group's
+/// template puts placeholders in (`GET /brand/{picc}/{mac}`); `GET /healthz` and `GET /metrics`
+/// serve operations.
 public struct ServiceRoutes: Sendable {
     public let verifier: Verifier
     public let options: ServiceOptions
@@ -56,8 +57,10 @@ public struct ServiceRoutes: Sendable {
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: verifier.metrics.text())))
         }
-        router.get("/") { request, context in await tap(request, context, group: nil) }
-        router.get("/:group") { request, context in await tap(request, context, group: context.parameters.get("group")) }
+        router.get("/") { request, context in await tap(request, context) }
+        // Every other path: a group's name (one segment), or a tap whose template puts
+        // placeholders in the path (the verifier finds its group).
+        router.get("/**") { request, context in await tap(request, context) }
         return router
     }
 
@@ -84,7 +87,7 @@ public struct ServiceRoutes: Sendable {
         return context.peer?.ipAddress ?? "unknown"
     }
 
-    func tap(_ request: Request, _ context: SUNRequestContext, group: String?) async -> Response {
+    func tap(_ request: Request, _ context: SUNRequestContext) async -> Response {
         let started = ContinuousClock.now
         let metrics = verifier.metrics
         let requestID = context.id
@@ -98,10 +101,12 @@ public struct ServiceRoutes: Sendable {
             verdict = .malformed(reason: "the URL is \(target.utf8.count) bytes; at most \(options.maximumURLBytes) are accepted")
         } else {
             let query = request.uri.query ?? ""
-            // The group parameter, when the path names none (looked for only then: parsing every
-            // parameter costs on the hot path).
-            let named = group ?? (Self.mentionsGroup(query) ? request.uri.queryParameters["group"].map(String.init) : nil)
-            verdict = await verifier.verify(group: named, query: query)
+            let path = request.uri.path
+            // One path segment names a group; else the group parameter (looked for only then:
+            // parsing every parameter costs on the hot path).
+            let segment = path.count > 1 && !path.dropFirst().contains("/") ? String(path.dropFirst()) : nil
+            let parameter = Self.mentionsGroup(query) ? request.uri.queryParameters["group"].map(String.init) : nil
+            verdict = await verifier.verify(group: segment ?? parameter, path: path, query: query, groupParameter: parameter)
         }
         let logger = context.logger
         let response: Response

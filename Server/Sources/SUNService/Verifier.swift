@@ -42,17 +42,33 @@ public final class Verifier: Sendable {
     public func replaceKeys(_ keys: KeyRing) { ring.withLock { $0 = keys } }
 
     /// - Parameters:
-    ///   - group: the group named by the path or the `group` parameter; nil for the default.
+    ///   - group: the group the request names: its path's one segment, or its `group`
+    ///     parameter; nil for none.
+    ///   - path: the request's path (`/` for the default group).
     ///   - query: the URL's query, without `?`.
-    public func verify(group name: String?, query: String) async -> Verdict {
+    ///   - groupParameter: the `group` parameter, when the path's one segment came first: among
+    ///     the groups whose template the path fits, it is preferred.
+    public func verify(group requested: String?, path: String = "/", query: String, groupParameter: String? = nil) async -> Verdict {
         let keys = self.keys
-        guard let name = name ?? keys.defaultGroup else {
-            return .malformed(reason: "the key file has no default group: name one in the path, /GROUP?…")
+        let name: String, group: KeyGroup
+        if let requested, let named = keys.groups[requested] {
+            (name, group) = (requested, named)
+        } else if requested == nil, path == "/" || path.isEmpty {
+            guard let d = keys.defaultGroup, let g = keys.groups[d] else {
+                return .malformed(reason: "the key file has no default group: name one in the path, /GROUP?…")
+            }
+            (name, group) = (d, g)
+        } else if let found = pathGroup(keys, path: path, preferring: groupParameter) {
+            (name, group) = found
+        } else {
+            return .unknownGroup(requested ?? String(path.drop { $0 == "/" }.prefix { $0 != "/" }))
         }
-        guard let group = keys.groups[name] else { return .unknownGroup(name) }
+        let template = group.template ?? defaultTemplate
+        // A template with placeholders in the path reads the path too; others the query alone.
+        let input = template.pattern?.placesInPath == true ? (query.isEmpty ? path : path + "?" + query) : query
         let message: SUNMessage
         do {
-            message = try SUNMessage(url: query, template: group.template ?? defaultTemplate)
+            message = try SUNMessage(url: input, template: template)
         } catch {
             return .malformed(reason: error.message)
         }
@@ -73,5 +89,18 @@ public final class Verifier: Sendable {
             return .unavailable(detail: error.detail)
         }
         return .valid(result, group: name)
+    }
+
+    /// The group whose template puts placeholders in the path and whose fixed path text `path`
+    /// has (a group's own template, or the server's for groups without one). When several fit
+    /// (groups without a template share the server's): the one `preferring` names, else the
+    /// default group, else the first by name.
+    func pathGroup(_ keys: KeyRing, path: String, preferring: String?) -> (String, KeyGroup)? {
+        var fitting: [(String, KeyGroup)] = []
+        for name in keys.groups.keys.sorted() {
+            guard let group = keys.groups[name], let pattern = (group.template ?? defaultTemplate).pattern, pattern.placesInPath, pattern.fitsPath(path) else { continue }
+            fitting.append((name, group))
+        }
+        return fitting.first { $0.0 == preferring } ?? fitting.first { $0.0 == keys.defaultGroup } ?? fitting.first
     }
 }

@@ -12,7 +12,7 @@ struct KeyRingTests {
         #expect(Set(ring.groups.keys) == ["factory", "brand", "nxp"])
         #expect(ring.groups["brand"]?.keys.isDiversified == true)
         #expect(ring.groups["factory"]?.keys.isDiversified == false)
-        #expect(ring.groups["nxp"]?.template?.file == ["enc"] && ring.groups["nxp"]?.template?.picc == ["picc_data"])
+        #expect(ring.groups["nxp"]?.template?.pattern?.placeholders == [.picc, .file, .mac])
         #expect(ring.groups["factory"]?.template == nil)
         // The brand group verifies its own tags' taps (file-read key diversified by UID).
         let keys = ring.groups["brand"]!.keys
@@ -38,7 +38,8 @@ struct KeyRingTests {
         ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadMasterKey\": \"\(masterKey)\", \"systemIdentifier\": \"\(String(repeating: "00", count: 25))\"}}}", "0 to 48 hex digits"),
         ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadKey\": \"\(masterKey)\", \"mac\": 1}}}", "unknown field \"mac\""),
         ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadKey\": \"\(masterKey)\"}}, \"default\": \"h\"}", "\"default\" must name"),
-        ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadKey\": \"\(masterKey)\", \"template\": \"https://x/?a={picc}\"}}}", "template"),
+        ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadKey\": \"\(masterKey)\", \"template\": \"https://x/?a={picc}\"}}}", "template: the template has no {mac}"),
+        ("{\"groups\": {\"g\": {\"metaReadKey\": \"\(metaKey)\", \"fileReadKey\": \"\(masterKey)\", \"template\": \"https://x/{mac}/{file}/{picc}\"}}}", "comes after {mac}"),
     ])
     func refused(text: String, expected: String) {
         do {

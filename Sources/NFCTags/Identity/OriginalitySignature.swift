@@ -1,8 +1,9 @@
 internal import COpenSSL
 import ISO7816
 
-/// NXP's originality signature (READ_SIG): ECDSA on secp128r1 over the tag's 7-byte UID, no
-/// hash, signature r ‖ s. A genuine NXP chip carries one made with NXP's private key; a clone
+/// NXP's originality signature (READ_SIG, Read_Sig): ECDSA over the tag's 7-byte UID, no hash,
+/// signature r ‖ s: on secp128r1 for NTAG21x and Ultralight EV1 (32 bytes), on secp224r1 for
+/// NTAG 424 DNA (56 bytes). A genuine NXP chip carries one made with NXP's private key; a clone
 /// either has none, or copies one that does not match its own UID.
 ///
 /// Verification runs in OpenSSL's libcrypto (swift-crypto has no secp128r1).
@@ -20,7 +21,27 @@ public struct OriginalitySignature: Sendable, Hashable {
         public static let ultralightEV1 = PublicKey(name: "NXP MIFARE Ultralight EV1", curve: "secp128r1",
                                                     point: try! Hex.decode("0490933BDCD6E99B4E255E3DA55389A827564E11718E017292FAF23226A96614B8"))
 
+        /// NTAG 424 DNA (NT4H2421Gx), secp224r1: the key AN12196's worked example (Table 30)
+        /// verifies with; proxmark3 lists it as "NTAG424DNA, DESFire EV2".
+        public static let ntag424DNA = PublicKey(name: "NXP NTAG 424 DNA", curve: "secp224r1",
+                                                 point: try! Hex.decode("048A9B380AF2EE1B98DC417FECC263F8449C7625CECE82D9B916C992DA209D68422B81EC20B65A66B5102A61596AF3379200599316A00A1410"))
+
+        /// The Type 2 chips' keys (secp128r1).
         public static let all: [PublicKey] = [.ntag21x, .ultralightEV1]
+
+        /// The length of a signature r ‖ s under this key: r and s are as long as the curve's
+        /// order, which on NXP's curves (cofactor 1) is as long as a coordinate of the
+        /// uncompressed point 04 ‖ x ‖ y.
+        public var signatureLength: Int { point.first == 0x04 ? point.count - 1 : 0 }
+
+        /// Whether libcrypto knows the curve and the point lies on it. A key copied from a table
+        /// can be wrong: one of proxmark3's entries named for NTAG 424 DNA is not on secp224r1.
+        public var isOnCurve: Bool {
+            let zero = [UInt8](repeating: 0, count: max(signatureLength, 2))
+            return point.withUnsafeBufferPointer { p in
+                zero.withUnsafeBufferPointer { z in apdu_ecdsa_verify_raw(curve, p.baseAddress, p.count, z.baseAddress, 1, z.baseAddress, z.count) != -1 }
+            }
+        }
     }
 
     public var uid: [UInt8]
@@ -34,7 +55,7 @@ public struct OriginalitySignature: Sendable, Hashable {
     /// Whether the signature verifies under `key`. A malformed signature (wrong length) does
     /// not verify; it is not an error.
     public func verifies(with key: PublicKey) -> Bool {
-        guard signature.count == 32, !uid.isEmpty else { return false }
+        guard signature.count == key.signatureLength, !uid.isEmpty else { return false }
         return key.point.withUnsafeBufferPointer { point in
             uid.withUnsafeBufferPointer { message in
                 signature.withUnsafeBufferPointer { sig in

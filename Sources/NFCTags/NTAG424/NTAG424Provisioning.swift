@@ -31,21 +31,36 @@ public struct SDMProvisioningInterrupted: Error, CustomStringConvertible {
     }
 }
 
+/// What a provisioning proved: the tag serves SUN URLs of the template's shape, and its chip's
+/// originality signature verifies (or not) with NXP's key. The one says the tag holds the keys
+/// now; the other that it is NXP's silicon. Keep both: a backend that sees only URLs cannot
+/// check the second.
+public struct SDMProvisioningResult: Sendable, Hashable {
+    /// The URL the tag served to the check (its read counter is now 1 or more).
+    public var served: String
+    /// The originality signature, read in the authenticated session before anything was written,
+    /// over the UID GetCardUID gave.
+    public var originality: NTAG424Originality
+}
+
 extension NTAG424Tag {
     /// Provisions Secure Unique NFC on the NDEF file, in the order that leaves every cut safe:
     ///
     /// 1. an authentication with the file's change key proves `key` before anything is written;
-    ///    a file with SDM on has it turned off first (a file that mirrors cannot be read back);
+    ///    in that session GetCardUID and Read_Sig give the UID and its originality signature
+    ///    (checked; with `requireGenuine`, one that does not verify stops here); a file with SDM
+    ///    on has it turned off first (a file that mirrors cannot be read back);
     /// 2. the URL goes in by the Type 4 procedure (`Type4Tag.replaceNDEF`: old, empty or new
     ///    message at every moment), the old message handed to `keep` first;
     /// 3. ChangeFileSettings enables SDM in one command (old settings or new, never a mix), the
     ///    NDEF file left readable without a key (background reading);
     /// 4. a plain read, as a phone makes it, must serve a URL of the template's shape.
     ///
-    /// - Returns: the URL the tag served to the check (its read counter is now 1 or more).
+    /// - Returns: the URL the tag served to the check and the originality signature's verdict.
     /// - Throws: `NTAG424Error` or the channel's errors before anything was written;
     ///   `SDMProvisioningInterrupted` after.
-    public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8], keepingOld keep: (TagBackup) throws -> Void) throws -> String {
+    public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8], requireGenuine: Bool = false,
+                             keepingOld keep: (TagBackup) throws -> Void) throws -> SDMProvisioningResult {
         let before = try fileSettings(Self.ndefFile)
         guard case let .key(changeKey) = before.change else {
             throw NTAG424Error(.permissionDenied, "the NDEF file's settings can \(before.change == .never ? "never be changed" : "be changed by anyone; this tool does not provision such a file"); nothing was written")
@@ -54,6 +69,10 @@ extension NTAG424Tag {
             throw NTAG424Error(.lengthError, "the URL needs \(plan.fileContents.count) bytes; the NDEF file holds \(before.size); nothing was written")
         }
         try authenticate(keyNumber: changeKey, key: key)
+        let originality = try self.originality()
+        if requireGenuine, !originality.isValid {
+            throw NTAG424Error(.refused, "the chip's originality signature: \(originality.verdict); nothing was written")
+        }
         if before.sdm != nil {
             var paused = before
             paused.sdm = nil
@@ -88,7 +107,7 @@ extension NTAG424Tag {
                 throw NTAG424Error(.malformed, "the tag serves no URI record")
             }
             guard Self.sameShape(uri, plan.shape) else { throw NTAG424Error(.malformed, "the tag serves a URL that does not have the template's shape") }
-            return uri
+            return SDMProvisioningResult(served: uri, originality: originality)
         } catch {
             throw SDMProvisioningInterrupted(stage: .checking, underlying: error, backup: backup)
         }

@@ -6,15 +6,23 @@ import SUN
 /// (CC E103, NDEF E104 of 256 bytes, proprietary E105), five AES keys (all zero as shipped),
 /// AuthenticateEV2First / NonFirst, secure messaging (CmdCtr, session keys, MACs checked
 /// before anything is done), GetVersion, GetFileSettings, ChangeFileSettings, ChangeKey,
-/// GetCardUID, ReadData / WriteData, ISO SELECT / READ BINARY / UPDATE BINARY, and Secure
-/// Dynamic Messaging: every read of a file with SDM enabled increments SDMReadCtr and mirrors
-/// the PICC data (or UID and counter), the encrypted file data and the MAC into the text read.
+/// GetCardUID, Read_Sig, ReadData / WriteData, ISO SELECT / READ BINARY / UPDATE BINARY, and
+/// Secure Dynamic Messaging: every read of a file with SDM enabled increments SDMReadCtr and
+/// mirrors the PICC data (or UID and counter), the encrypted file data and the MAC into the text
+/// read.
 ///
 /// The SDM and secure-messaging computations are written here from the datasheet, apart from
 /// the library's reader side, so a test of the one against the other can fail.
 public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     public let aid: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
     public let uid: [UInt8]
+    /// What Read_Sig answers: NXP's 56-byte ECDSA signature (r ‖ s, secp224r1) over the UID.
+    /// All zeros unless given: an emulator holds no NXP private key, so it is a signature only
+    /// when a published one is given with its UID (AN12196 Table 30's, say).
+    public let originalitySignature: [UInt8]
+    /// Random ID (SetConfiguration option 00h bit 1): GetVersion then shows no UID; GetCardUID,
+    /// after an authentication, gives it. The reader's UID is the host's (a 4-byte 08 xx xx xx).
+    public let randomID: Bool
 
     /// A file's settings as the tag keeps them (its own representation, not the library's).
     public struct File: Sendable, Hashable {
@@ -45,8 +53,11 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     /// Called with the NDEF file after every change (for `emulate --memory`-style tests).
     public var onChange: (@Sendable ([UInt8]) -> Void)?
 
-    public init(uid: [UInt8] = [0x04, 0x3A, 0x51, 0x6A, 0x71, 0x80, 0x90], keys: [[UInt8]]? = nil) {
+    public init(uid: [UInt8] = [0x04, 0x3A, 0x51, 0x6A, 0x71, 0x80, 0x90], keys: [[UInt8]]? = nil,
+                originalitySignature: [UInt8] = [UInt8](repeating: 0, count: 56), randomID: Bool = false) {
         self.uid = uid
+        self.originalitySignature = originalitySignature
+        self.randomID = randomID
         // CC (NT4H2421Gx §8.1.4): CCLEN 0017, mapping 2.0, MLe 0100, MLc 00FF, the NDEF file
         // control TLV (E104, 256 bytes, read and write free) and the proprietary file's (E105, 128
         // bytes, read and write with keys 2 and 3).
@@ -237,7 +248,8 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
             return ResponseAPDU(data: [0x04, 0x04, 0x02, 0x01, 0x02, 0x11, 0x05], statusWord: Self.more)
         case 0xAF where s.versionFrame == 2:
             s.versionFrame = 0
-            return ResponseAPDU(data: uid + [0xCF, 0x39, 0x41, 0x14, 0x90, 0x13, 0x22], statusWord: Self.ok)
+            // NT4H2421Gx §10.5.2: the UID bytes are all zero when configured for random ID.
+            return ResponseAPDU(data: (randomID ? [UInt8](repeating: 0, count: 7) : uid) + [0xCF, 0x39, 0x41, 0x14, 0x90, 0x13, 0x22], statusWord: Self.ok)
         case 0x71, 0x77:
             return authenticatePart1(c, first: c.ins == 0x71, &s)
         default:
@@ -252,6 +264,7 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         case 0xAD: return readData(c, &s)
         case 0x8D: return writeData(c, &s)
         case 0x64: return getKeyVersion(c, &s)
+        case 0x3C: return readSignature(c, &s)
         default: return Self.err(0x1C)   // illegal command code
         }
     }
@@ -322,10 +335,12 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         return .success((header, data))
     }
 
-    /// The answer `data` in `mode` with the counter moved on: MACed (and encrypted in FULL).
-    func seal(_ data: [UInt8], mode: UInt8, _ s: inout State) -> ResponseAPDU {
+    /// The answer `data` in `mode` with the counter moved on: MACed (and encrypted in FULL). The
+    /// return code (SW2) is the first byte of the answer's MAC input: 00 for `91 00`.
+    func seal(_ data: [UInt8], mode: UInt8, returnCode: UInt8 = 0x00, _ s: inout State) -> ResponseAPDU {
         s.cmdCtr += 1
-        guard mode != 0, s.authenticated != nil else { return ResponseAPDU(data: data, statusWord: Self.ok) }
+        let status = StatusWord(0x91, returnCode)
+        guard mode != 0, s.authenticated != nil else { return ResponseAPDU(data: data, statusWord: status) }
         var body = data
         if mode == 3, !data.isEmpty {
             var padded = data + [0x80]
@@ -334,7 +349,7 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
             let iv = enc.encrypt(block: [0x5A, 0xA5] + s.ti + ctrBytes(s) + [UInt8](repeating: 0, count: 8))
             body = try! enc.cbcEncrypt(padded, iv: iv)
         }
-        return ResponseAPDU(data: body + truncatedMAC(s, [0x00] + ctrBytes(s) + s.ti + body), statusWord: Self.ok)
+        return ResponseAPDU(data: body + truncatedMAC(s, [returnCode] + ctrBytes(s) + s.ti + body), statusWord: status)
     }
 
     func getFileSettings(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {
@@ -378,6 +393,13 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
             let sorted = parts.sorted { $0.lowerBound < $1.lowerBound }
             guard zip(sorted, sorted.dropFirst()).allSatisfy({ $0.0.upperBound <= $0.1.lowerBound }) else { return Self.err(0x9E) }
             if let i = parsed.macInputOffset, let m = parsed.macOffset, i > m { return Self.err(0x9E) }
+            // Table 69: SDMENCOffset in SDMMACInputOffset … SDMMACOffset − 32 and SDMENCLength up
+            // to SDMMACOffset − SDMENCOffset (the MAC covers all of the file data, and follows
+            // it); Table 71: encryption only with the UID and the counter both mirrored.
+            if let o = parsed.encOffset, let length = parsed.encLength {
+                guard let i = parsed.macInputOffset, let m = parsed.macOffset, o >= i, o + length <= m else { return Self.err(0x9E) }
+                guard parsed.options & 0xC0 == 0xC0 else { return Self.err(0x9E) }
+            }
             sdm = Array(data[3...])
         } else if data.count != 3 {
             return Self.err(0x7E)
@@ -425,6 +447,25 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         }
         guard number < 5 else { return Self.err(0x40) }
         return seal([s.keyVersions[number]], mode: 1, &s)
+    }
+
+    /// Read_Sig (`90 3C 00 00 01 00 00`, NT4H2421Gx §10.12): the 56-byte originality signature,
+    /// status `91 90` as real chips give it (AN12196 Table 30; the datasheet says 91 00). Plain
+    /// outside a session; in one, the command is MACed and the answer comes in CommMode.Full with
+    /// 90 as the first byte of its MAC input.
+    func readSignature(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {
+        let header: [UInt8]
+        if s.authenticated != nil {
+            let opened = open(c, headerLength: 1, mode: 1, &s)
+            guard case let .success((h, _)) = opened else { if case let .failure(e) = opened { return e.response }; return Self.err(0x1E) }
+            header = h
+        } else {
+            guard c.data.count == 1 else { return Self.err(0x7E) }
+            header = c.data
+        }
+        // Address 00h: the one signature there is.
+        guard header == [0x00] else { return Self.err(0x9E) }
+        return seal(originalitySignature, mode: 3, returnCode: 0x90, &s)
     }
 
     func getCardUID(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {

@@ -60,4 +60,19 @@ struct CLISunTests {
         let unwritable = try runAPDU(["sun", "verify", "--counter-store", "/proc/nope/x.sqlite", an12196], environment: zeroKeys)
         #expect(unwritable.status == 74 && unwritable.stderr.split(separator: "\n").count == 1, "\(unwritable.stderr)")
     }
+
+    @Test("--template of every shape: sdm-backend's bulk message with its custom keys, AN12196's tap in path segments; a tap of another shape exit 65, a template the tag cannot serve exit 64, one line each")
+    func shapes() throws {
+        let custom = ["APDU_SDM_META_KEY": "42AFF114F2CB3B6141BE6DC95DFC5416", "APDU_SDM_FILE_KEY": "B62A9BAF092439BD43C62AEE96B970C5"]
+        let bulk = try runAPDU(["sun", "verify", "--json", "--template", "https://sdm.example/tag?e={picc}{file}{mac}",
+                                "https://sdm.example/tag?e=8ACADDEF0A9B62CDAE39A16B83FC14DEB8436E11F627BB7F543FCC0C1E0D1A89238B2543A8DEBAD8"], environment: custom)
+        let doc = try #require(try bulk.json() as? [String: Any], "\(bulk.stderr)")
+        #expect(bulk.status == 0 && doc["uid"] as? String == "041D3C8A2D6B80" && doc["counter"] as? Int == 291 && doc["fileData"] as? String == "4E545858716E6F5F6F42467077792D56", "\(bulk.stdout)")
+        let path = try runAPDU(["sun", "verify", "--template", "https://t.example/{picc}/{mac}", "https://t.example/EF963FF7828658A599F3041510671E88/94EED9EE65337086"], environment: zeroKeys)
+        #expect(path.status == 0 && path.stdout.contains("UID 04DE5F1EACC040, read counter 61"), "\(path.stdout) \(path.stderr)")
+        let other = try runAPDU(["sun", "verify", "--template", "https://t.example/{picc}/{mac}", an12196], environment: zeroKeys)
+        #expect(other.status == 65 && other.stderr.split(separator: "\n").count == 1, "\(other.stderr)")
+        let bad = try runAPDU(["sun", "verify", "--template", "https://t.example/{mac}/{file}/{picc}", an12196], environment: zeroKeys)
+        #expect(bad.status == 64 && bad.stderr.contains("comes after {mac}"), "\(bad.stderr)")
+    }
 }

@@ -31,7 +31,7 @@ struct NTAG424FaultMatrixTests {
 
     /// A copy of `model` in the same state (the emulator's state is its files and keys).
     static func copy(_ model: NTAG424TagModel) -> NTAG424TagModel {
-        let c = NTAG424TagModel(uid: model.uid, keys: model.keys)
+        let c = NTAG424TagModel(uid: model.uid, keys: model.keys, originalitySignature: model.originalitySignature, randomID: model.randomID)
         c.restoreState(from: model)
         return c
     }
@@ -76,7 +76,7 @@ struct NTAG424FaultMatrixTests {
                         #expect(Self.message(again.ndefFile) == oldMessage, "\(name), cut after \(n): the restore")
                     }
                     // Running it again finishes, and the tag then serves a URL the SUN module accepts.
-                    let served = try NTAG424Tag.detect(Self.transport(model))!.provisionSDM(plan, key: Self.zero) { _ in }
+                    let served = try NTAG424Tag.detect(Self.transport(model))!.provisionSDM(plan, key: Self.zero) { _ in }.served
                     let result = try SUNMessage(url: served, template: try SUNTemplate(url: template)).verify(keys: try SDMKeys(metaRead: Self.zero, fileRead: Self.zero))
                     #expect(result.uid == model.uid, "\(name), rerun after a cut at \(n)")
                 }

@@ -264,3 +264,133 @@ struct NTAG424TagTests {
 
 import NDEF
 import SUN
+
+/// SUN URLs of every shape (issue 32): each layout provisioned through `provisionSDM` on the
+/// emulator, then read as a phone reads it and verified by the SUN module with the same template.
+/// The emulator computes the MAC and the ciphertexts at the offsets the settings name, so a tap
+/// verifies only if every offset is where its placeholder stands.
+@Suite("NTAG 424 DNA: provision-then-verify for every URL layout")
+struct NTAG424ShapeTests {
+    static let zero = [UInt8](repeating: 0, count: 16)
+
+    /// (template, file data, counter mirrored)
+    static let layouts: [(String, String?, Bool)] = [
+        ("https://example.com/t?e={picc}&c={mac}", nil, true),
+        ("https://example.com/t?e={picc}&enc={file}&c={mac}", "secret:0123456!!", true),
+        ("https://example.com/t?e={picc}{mac}", nil, true),
+        ("https://example.com/t?e={picc}{file}{mac}", "secret:0123456!!", true),
+        ("https://example.com/t?e={picc}{file}{mac}", "0123456789abcdef0123456789ABCDEF", true),
+        ("https://t.example/{picc}/{mac}", nil, true),
+        ("https://t.example/{picc}{mac}", nil, true),
+        ("https://t.example/{picc}/{file}/{mac}", "secret:0123456!!", true),
+        ("https://t.example/b/{picc}?v=1&c={mac}", nil, true),
+        ("https://t.example/b/{picc}?v=1&f={file}&c={mac}&w=2", "secret:0123456!!", true),
+        ("https://t.example/{uid}/{ctr}?c={mac}", nil, true),
+        ("https://t.example/t?m={uid}{ctr}{mac}", nil, true),
+        ("https://t.example/{uid}x{ctr}?f={file}&c={mac}", "secret:0123456!!", true),
+        ("https://t.example/{picc}{mac}", nil, false),
+        ("https://t.example/t?e={picc}&c={mac}", nil, false),
+        ("https://t.example/{uid}/{mac}", nil, false),
+        ("https://t.example/t?u={uid}{mac}", nil, false),
+    ]
+
+    @Test("provision, read three taps, verify each by the template", arguments: layouts)
+    func roundTrip(template: String, fileData: String?, counter: Bool) throws {
+        let model = NTAG424TagModel()
+        let transport = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model], uid: model.uid)))
+        let tag = try #require(try NTAG424Tag.detect(transport))
+        let plan = try SUNURLTemplate(template, fileData: fileData.map { Array($0.utf8) }, mirrorsCounter: counter)
+        let first = try tag.provisionSDM(plan, key: Self.zero) { _ in }
+        let parser = try SUNTemplate(url: template)
+        let keys = try SDMKeys(metaRead: Self.zero, fileRead: Self.zero)
+        var served = [first.served]
+        for _ in 0..<2 {
+            let bytes = try tag.plainRead(length: plan.fileContents.count)
+            guard case let .uri(url)? = try NDEFMessage(decoding: Array(bytes.dropFirst(2))).records.first?.content() else { Issue.record("no URI"); return }
+            served.append(url)
+        }
+        var counters: [Int?] = []
+        for url in served {
+            #expect(NTAG424Tag.sameShape(url, plan.shape), "\(url)")
+            let r = try SUNMessage(url: url, template: parser).verify(keys: keys)
+            #expect(r.uid == model.uid, "\(url)")
+            #expect(r.fileData == fileData.map { Array($0.utf8) }, "\(url)")
+            counters.append(r.counter)
+        }
+        #expect(counters == (counter ? [1, 2, 3] : [nil, nil, nil]), "\(template)")
+        // The MAC input is the file data's text up to the MAC (empty without it), as the settings say.
+        let s = plan.settings
+        #expect(s.macInputOffset == (s.encOffset ?? s.macOffset))
+        // The same tap under another file-read key does not verify.
+        #expect(throws: SUNError.self) { try SUNMessage(url: served[2], template: parser).verify(keys: try SDMKeys(metaRead: Self.zero, fileRead: [UInt8](repeating: 7, count: 16))) }
+    }
+
+    @Test("what provisioning refuses before writing: one line each", arguments: [
+        ("https://example.com/" + String(repeating: "a", count: 200) + "?e={picc}{file}{mac}", "NDEF file holds"),
+        ("https://t.example/{uid}/{mac}", "needs both {uid} and {ctr}"),
+        ("https://t.example/?e={picc}&c={mac}#{file}", "fragment"),
+        ("https://{picc}.t.example/?c={mac}", "host"),
+        ("https://t.example/{mac}/{file}/{picc}", "comes after {mac}"),
+        ("https://t.example/{picc}{mac}{picc}", "twice"),
+    ])
+    func refused(template: String, reason: String) {
+        do {
+            _ = try SUNURLTemplate(template, fileData: template.contains("{file}") ? [UInt8](repeating: 0x41, count: 32) : nil)
+            Issue.record("accepted \(template)")
+        } catch let e as NTAG424Error {
+            #expect(e.message.contains(reason) && !e.message.contains("\n"), "\(e.message)")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test("the options' checks: a file-read key, file data only with {file} and in 16-byte blocks, no counter means no {ctr}, {file} or limit")
+    func optionChecks() {
+        let cases: [(() throws -> SUNURLTemplate, String)] = [
+            ({ try SUNURLTemplate("https://t.example/{picc}/{file}/{mac}", fileReadKey: 0x0F) }, "file-read key"),
+            ({ try SUNURLTemplate("https://t.example/{picc}/{mac}", metaReadKey: 0x0E) }, "meta-read key"),
+            ({ try SUNURLTemplate("https://t.example/{picc}/{mac}", fileData: Array("0123456789abcdef".utf8)) }, "no {file}"),
+            ({ try SUNURLTemplate("https://t.example/{picc}/{file}/{mac}", fileData: Array("0123456789".utf8)) }, "multiple of 16"),
+            ({ try SUNURLTemplate("https://t.example/{picc}/{file}/{mac}", mirrorsCounter: false) }, "need the read counter"),
+            ({ try SUNURLTemplate("https://t.example/{picc}/{mac}", counterLimit: 10, mirrorsCounter: false) }, "need the read counter"),
+            ({ try SUNURLTemplate("https://t.example/{uid}/{ctr}/{mac}", mirrorsCounter: false) }, "{uid} alone"),
+        ]
+        for (make, reason) in cases {
+            do { _ = try make(); Issue.record("accepted: \(reason)") } catch let e as NTAG424Error {
+                #expect(e.message.contains(reason), "\(e.message)")
+            } catch { Issue.record("\(error)") }
+        }
+    }
+
+    @Test("the emulator refuses SDM settings the datasheet does not allow (Table 69/71): file data outside the MAC's input, before it, or without the UID and counter")
+    func emulatorConditions() throws {
+        let model = NTAG424TagModel()
+        let transport = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model], uid: model.uid)))
+        let tag = try #require(try NTAG424Tag.detect(transport))
+        let plan = try SUNURLTemplate("https://t.example/t?e={picc}&f={file}&c={mac}", fileData: Array("0123456789abcdef".utf8))
+        try Type4Tag.detect(transport).writeNDEF(Array(plan.fileContents.dropFirst(2)))
+        var bad: [SDMSettings] = []
+        var inputAfterFile = plan.settings
+        inputAfterFile.macInputOffset = (plan.settings.encOffset ?? 0) + 1
+        bad.append(inputAfterFile)
+        var macInsideFile = plan.settings
+        macInsideFile.macOffset = (plan.settings.encOffset ?? 0) + 16
+        macInsideFile.macInputOffset = plan.settings.encOffset
+        bad.append(macInsideFile)
+        var noCounter = plan.settings
+        noCounter.mirrorsCounter = false
+        bad.append(noCounter)
+        for settings in bad {
+            try tag.authenticate(keyNumber: 0, key: Self.zero)
+            var file = try tag.fileSettings(NTAG424Tag.ndefFile)
+            file.sdm = settings
+            do { try tag.changeFileSettings(NTAG424Tag.ndefFile, to: file); Issue.record("accepted \(settings)") } catch let e as NTAG424Error {
+                #expect(e.statusWord == StatusWord(rawValue: 0x919E), "\(e.message)")
+            }
+        }
+        try tag.authenticate(keyNumber: 0, key: Self.zero)
+        var good = try tag.fileSettings(NTAG424Tag.ndefFile)
+        good.sdm = plan.settings
+        try tag.changeFileSettings(NTAG424Tag.ndefFile, to: good)
+    }
+}

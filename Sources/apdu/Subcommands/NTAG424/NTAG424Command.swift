@@ -46,3 +46,13 @@ extension NTAG424Access {
         }
     }
 }
+
+extension NTAG424Originality {
+    /// The signature and its verdict, as `ntag424 info` and `ntag424 sdm` print them in JSON.
+    var json: JSON {
+        .object([
+            ("uid", .hex(uid)), ("uidSource", .string(uidSource.rawValue)), ("signature", .hex(signature.signature)),
+            ("valid", .bool(isValid)), ("key", .string(key.name)), ("curve", .string(key.curve)),
+        ])
+    }
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import ISO7816
 import NFCTags
 
@@ -6,32 +7,81 @@ extension APDUCommand {
     struct NTAG424Info: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
-            abstract: "Describe an NTAG 424 DNA: versions, storage, UID, random ID, and each file's settings with SDM decoded.")
+            abstract: "Describe an NTAG 424 DNA: versions, storage, UID, random ID, the NXP originality signature checked, and each file's settings with SDM decoded.",
+            discussion: """
+                The originality signature (Read_Sig: NXP's ECDSA on secp224r1 over the 7-byte UID) is checked with NXP's \
+                published NTAG 424 DNA key. One that does not verify is reported (originality.valid false, exit 0), not an \
+                error: the tag answered. With random ID on, GetVersion shows no UID: give --key-file (any of the five keys, \
+                --key-number) and the UID comes from GetCardUID in an authenticated session, where Read_Sig's answer is \
+                enciphered and MACed. Without random ID a key is used only when --key-file is given. Keys are never printed.
+                """)
 
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
 
+        @Option(help: ArgumentHelp("File holding a key of the tag, to read the UID with GetCardUID (needed with random ID on; then $APDU_NTAG424_KEY serves too).", valueName: "file"))
+        var keyFile: String?
+
+        @Option(help: ArgumentHelp("The number of that key, 0-4.", valueName: "n"))
+        var keyNumber: UInt8 = 0
+
+        func validate() throws {
+            guard keyNumber < 5 else { throw ValidationError("--key-number is 0-4") }
+        }
+
         func run() throws {
             try reportingFailures {
-                let (reader, version, uid, files) = try withNTAG424(readerOptions, traceOptions) { reader, _, transport, tag in
+                let explicitKey = try keyFile.map { try aesKey(file: $0, option: "--key-file", environment: "APDU_NTAG424_KEY") }
+                let (reader, version, readerUID, files, originality) = try withNTAG424(readerOptions, traceOptions) { reader, _, transport, tag in
                     let uidAnswer = try transport.send(.getUID)
                     let files = try [NTAG424Tag.ccFile, NTAG424Tag.ndefFile, NTAG424Tag.proprietaryFile].map { ($0, try tag.fileSettings($0)) }
-                    return (reader, tag.version, uidAnswer.statusWord == .success ? uidAnswer.data : [], files)
+                    // NT4H2421Gx §10.5.2: GetVersion's UID is all zeros when random ID is on.
+                    let hidden = !tag.version.uid.contains { $0 != 0 }
+                    var key = explicitKey
+                    if key == nil, hidden, ProcessInfo.processInfo.environment["APDU_NTAG424_KEY"]?.isEmpty == false {
+                        key = try aesKey(file: nil, option: "--key-file", environment: "APDU_NTAG424_KEY")
+                    }
+                    var originality: Result<NTAG424Originality, NTAG424Error>
+                    if let key { try tag.authenticate(keyNumber: keyNumber, key: key) }
+                    if key == nil, hidden {
+                        originality = .failure(NTAG424Error(.permissionDenied, "random ID is on: GetVersion shows no UID; give --key-file (any key) to read it with GetCardUID and check the signature"))
+                    } else {
+                        do { originality = .success(try tag.originality()) } catch let e as NTAG424Error where e.statusWord != nil {
+                            // The tag refused Read_Sig: a note, as tag-info reports a tag without one.
+                            originality = .failure(e)
+                        }
+                    }
+                    return (reader, tag.version, uidAnswer.statusWord == .success ? uidAnswer.data : [], files, originality)
                 }
+                let hidden = !version.uid.contains { $0 != 0 }
                 // ISO 14443-3: a 4-byte UID starting 08 is random, new at every activation.
-                let randomID = uid.count == 4 && uid.first == 0x08
+                let randomID = hidden || (readerUID.count == 4 && readerUID.first == 0x08)
+                let known: [UInt8]? = (try? originality.get())?.uid ?? (randomID ? nil : version.uid)
                 if output.json {
+                    let signature: JSON
+                    switch originality {
+                    case let .success(o): signature = o.json
+                    case let .failure(e): signature = .object([("valid", .null), ("reason", .string(e.message))])
+                    }
                     Terminal.print(JSON.object([
-                        ("reader", .string(reader)), ("chip", .string(version.productName)), ("uid", .hex(randomID ? version.uid : uid)),
+                        ("reader", .string(reader)), ("chip", .string(version.productName)), ("uid", known.map { .hex($0) } ?? .null),
                         ("randomID", .bool(randomID)), ("hardwareVersion", .string(version.hardwareVersion)), ("softwareVersion", .string(version.softwareVersion)),
-                        ("storageByte", .hex([version.storageByte])), ("version", .hex(version.bytes)),
+                        ("storageByte", .hex([version.storageByte])), ("version", .hex(version.bytes)), ("originality", signature),
                         ("files", .array(files.map { Self.json($0.0, $0.1) })),
                     ]).serialized)
                     return
                 }
                 Terminal.print("\(Terminal.safe(reader)): \(version.productName), hardware \(version.hardwareVersion), software \(version.softwareVersion)")
-                Terminal.print("  UID \((randomID ? version.uid : uid).hexString)\(randomID ? " (random ID on: the reader sees \(uid.hexString))" : ", random ID off")")
+                let seen = randomID && !readerUID.isEmpty ? " (random ID on: the reader sees \(readerUID.hexString))" : randomID ? " (random ID on)" : ", random ID off"
+                Terminal.print("  UID \(known?.hexString ?? "unknown")\(seen)")
+                switch originality {
+                case let .success(o):
+                    Terminal.print("  originality signature \(o.signature.signature.hexString)")
+                    Terminal.print("    \(o.verdict)\(o.uidSource == .getCardUID ? " (UID from GetCardUID)" : "")")
+                case let .failure(e):
+                    Terminal.print("  originality signature not checked: \(e.message)")
+                }
                 for (number, s) in files { for line in Self.lines(number, s) { Terminal.print(line) } }
             }
         }

@@ -19,7 +19,9 @@ extension APDUCommand {
             abstract: "Verify a SUN URL: decrypt the UID and read counter, check the MAC, decrypt the file data.",
             discussion: """
                 Recognises e / picc_data (encrypted PICC data, AES or LRP), c / cmac / m (the MAC), enc (encrypted \
-                file data), uid + ctr (plain mirroring); --template names others. Keys come from files (32 hex \
+                file data), uid + ctr (plain mirroring). --template URL (as given to ntag424 sdm --url) reads a tap of \
+                any shape where its placeholders stand: other parameter names, the bulk ?e={picc}{file}{mac}, path \
+                segments /{picc}/{mac} or /{picc}{mac}, mixed with fixed parameters. Keys come from files (32 hex \
                 digits, '#' comments, LF or CRLF) or $APDU_SDM_META_KEY / $APDU_SDM_FILE_KEY, and are never printed. \
                 Exit 0 valid, 1 invalid (MAC, replay, unsupported PICC data), 65 the URL carries no SUN message, \
                 64 usage, 74 the counter store cannot be used.
@@ -36,7 +38,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("File holding SDMFileReadKey (the MAC and the file data). Default: $APDU_SDM_FILE_KEY.", valueName: "file"))
         var fileKeyFile: String?
 
-        @Option(help: ArgumentHelp("A template URL naming the parameters, e.g. 'https://x.example/t?p={picc}&f={file}&s={mac}'.", valueName: "url"))
+        @Option(help: ArgumentHelp("The template URL the tag was provisioned with, e.g. 'https://x.example/t?p={picc}&f={file}&s={mac}' or 'https://x.example/{picc}/{mac}'.", valueName: "url"))
         var template: String?
 
         @Option(help: ArgumentHelp("Refuse replays: the last counter of each UID is kept in this SQLite file (created on first use).", valueName: "file"))
