@@ -202,7 +202,7 @@ func benchFastRead(reader: String, rounds: Int) throws -> Never {
     var fast: [Double] = [], slow: [Double] = []
     var fastFrames = 0, fastAPDUs = 0, readFrames = 0, readAPDUs = 0
     for _ in 0..<rounds {
-        // The whole tag as `ul-read` reads it, from nothing (a detected tag keeps what it read:
+        // The whole tag as `ultralight read` reads it, from nothing (a detected tag keeps what it read:
         // a second dump of it would cost no frame): GET_VERSION and the FAST_READs.
         var (f0, a0, t0) = (commands.framesSent, apdus, nowMicroseconds())
         let rows = try Type2Tag.pageMap(transport, atr: atr, pages: 0...(pages - 1), commands: commands).rows
@@ -259,7 +259,7 @@ if arguments.count == 4, arguments[1] == "type4", let rounds = Int(arguments[3])
     do { try benchType4(reader: arguments[2], rounds: rounds) } catch { print("\(error)"); exit(74) }
 }
 
-/// `apdu-bench pagemap READER`: what `ul-read` costs for the whole tag on a fresh connection:
+/// `apdu-bench pagemap READER`: what `ultralight read` costs for the whole tag on a fresh connection:
 /// the tag frames that read pages, the identity frames (GET_VERSION) and the minimum,
 /// ⌈bytes / frame limit⌉. Prints "pages reads identity minimum".
 func benchPageMap(reader: String) throws -> Never {

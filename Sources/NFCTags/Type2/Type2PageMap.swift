@@ -1,7 +1,7 @@
 // A page dump of a Type 2 tag with what each page is for, as far as the evidence names the chip.
 import ISO7816
 
-/// The pages of a Type 2 tag with what each one is for (`ul-read`).
+/// The pages of a Type 2 tag with what each one is for (`apdu ultralight read`).
 public struct Type2PageMap: Sendable {
     public struct Row: Sendable, Hashable {
         public var page: Int

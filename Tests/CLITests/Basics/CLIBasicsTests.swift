@@ -85,6 +85,29 @@ struct CLIBasicsTests {
         #expect(!result.stderr.contains("Fatal error"))
     }
 
+    /// Issue 33: every family is a group; the old hyphenated names keep working, hidden.
+    @Test("families are groups; the old names work the same and are hidden from help", arguments: [
+        ("ul-read", ["ultralight", "read"]), ("ul-protect", ["ultralight", "protect"]), ("ul-unprotect", ["ultralight", "unprotect"]),
+        ("classic-keys", ["classic", "keys"]), ("classic-dump", ["classic", "dump"]), ("classic-read", ["classic", "read"]),
+        ("classic-write", ["classic", "write"]),
+    ])
+    func legacyNames(old: String, new: [String]) throws {
+        let oldHelp = try runAPDU([old, "--help"]), newHelp = try runAPDU(new + ["--help"])
+        #expect(oldHelp.status == 0 && newHelp.status == 0)
+        // The same help but for the name in the usage line.
+        func body(_ text: String) -> [Substring] { text.split(separator: "\n").filter { !$0.contains("USAGE") } }
+        #expect(body(oldHelp.stdout) == body(newHelp.stdout))
+        #expect(newHelp.stdout.contains("apdu \(new.joined(separator: " "))"))
+        let top = try runAPDU(["--help"])
+        #expect(!top.stdout.contains(old), "\(old) shows in apdu --help")
+        #expect(top.stdout.contains("  \(new[0]) "))
+        // Parsing and validation run the same way under both names.
+        let bad = old == "ul-read" ? ["--pages", "x-"] : ["--no-such-option"]
+        let a = try runAPDU([old] + bad), b = try runAPDU(new + bad)
+        #expect(a.status == 64 && b.status == 64, "\(a.stderr) / \(b.stderr)")
+        #expect(a.stderr.split(separator: "\n").first == b.stderr.split(separator: "\n").first)
+    }
+
     @Test("unknown reader is a usage error listing the readers; an empty reader is 69")
     func readerErrors() async throws {
         let unknown = try runAPDU(["send", "-r", "No Such Reader", "00A40400"])

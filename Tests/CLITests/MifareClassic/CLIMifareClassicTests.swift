@@ -44,12 +44,12 @@ struct CLIMifareClassicTests {
         }
     }
 
-    @Test("classic-dump: JSON and hex layout, one authentication per sector, access bits in words, keys never printed")
+    @Test("classic dump: JSON and hex layout, one authentication per sector, access bits in words, keys never printed")
     func dump() async throws {
         let model = MifareClassicModel(.classic1K)
         try await withInsertedCard(reader(model)) { inserted in
             let secret = "0A1B2C3D4E5F"
-            let d = try runAPDU(["classic-dump", "--json", "-r", inserted.reader, "--key", secret, "--trace"])
+            let d = try runAPDU(["classic", "dump", "--json", "-r", inserted.reader, "--key", secret, "--trace"])
             #expect(d.status == 0, "\(d.stderr)")
             let doc = try #require(try d.json() as? [String: Any])
             #expect(doc["authentications"] as? Int == 16 + 1, "the given key fails on sector 0, then the factory key is tried first")
@@ -59,26 +59,26 @@ struct CLIMifareClassicTests {
             #expect(((sectors[3]["access"] as? [String: Any])?["trailer"] as? [String: Any])?["condition"] as? Int == 1)
             #expect(!d.stdout.contains(secret) && !d.stderr.contains(secret) && !d.stderr.contains("0A 1B 2C"))
             #expect(d.stderr.contains("FF 82 00 00 06 ** ** ** ** ** **"), "the trace shows LOAD KEYS redacted")
-            let text = try runAPDU(["classic-dump", "-r", inserted.reader])
+            let text = try runAPDU(["classic", "dump", "-r", inserted.reader])
             #expect(text.status == 0)
             #expect(text.stdout.contains("   7  00 00 00 00 00 00 FF 07 80 69 FF FF FF FF FF FF  |.......iI......|") || text.stdout.contains("   7  00 00 00 00 00 00 FF 07 80 69"), "\(text.stdout.prefix(600))")
             #expect(text.stdout.contains("key A write: key A"))
-            let none = try runAPDU(["classic-dump", "--no-public-keys", "--key", secret, "-r", inserted.reader])
+            let none = try runAPDU(["classic", "dump", "--no-public-keys", "--key", secret, "-r", inserted.reader])
             #expect(none.status == 1 && none.stdout.contains("0 of 16 sectors opened"), "\(none.stdout)")
         }
     }
 
-    @Test("classic-keys: sector by sector which public key opens it as A and as B")
+    @Test("classic keys: sector by sector which public key opens it as A and as B")
     func keys() async throws {
         let model = MifareClassicModel(.mini)
         _ = try MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: reader(model))), atr: model.atr)
         try await withInsertedCard(reader(model)) { inserted in
-            let k = try runAPDU(["classic-keys", "--json", "-r", inserted.reader])
+            let k = try runAPDU(["classic", "keys", "--json", "-r", inserted.reader])
             #expect(k.status == 0, "\(k.stderr)")
             let sectors = try #require((try k.json() as? [String: Any])?["sectors"] as? [[String: Any]])
             #expect(sectors.map { $0["keyA"] as? String } == ["MAD key", "NDEF key", "NDEF key", "NDEF key", "NDEF key"])
             #expect(sectors.allSatisfy { $0["keyB"] as? String == "factory key" })
-            let env = try runAPDU(["classic-keys", "--no-public-keys", "-r", inserted.reader], environment: ["APDU_MIFARE_KEYS": "d3f7d3f7d3f7, ffffffffffff"])
+            let env = try runAPDU(["classic", "keys", "--no-public-keys", "-r", inserted.reader], environment: ["APDU_MIFARE_KEYS": "d3f7d3f7d3f7, ffffffffffff"])
             // Without the MAD key, sector 0 opens only as key B (the factory key, the second given).
             #expect(env.status == 0 && env.stdout.contains("sector  0  key A: -  key B: $APDU_MIFARE_KEYS key 2"), "\(env.stdout)\(env.stderr)")
             #expect(env.stdout.contains("sector  1  key A: $APDU_MIFARE_KEYS key 1"))
@@ -86,35 +86,35 @@ struct CLIMifareClassicTests {
         }
     }
 
-    @Test("classic-write / classic-read: data blocks, trailers only with --trailer, invalid or lock-out bits refused, block 0 refused, bad input exits 64")
+    @Test("classic write / read: data blocks, trailers only with --trailer, invalid or lock-out bits refused, block 0 refused, bad input exits 64")
     func writes() async throws {
         let model = MifareClassicModel(.classic1K)
         try await withInsertedCard(reader(model)) { inserted in
-            #expect(try runAPDU(["classic-write", "-r", inserted.reader, "5", "00112233445566778899AABBCCDDEEFF"]).status == 0)
-            let r = try runAPDU(["classic-read", "--json", "-r", inserted.reader, "4", "4"])
+            #expect(try runAPDU(["classic", "write", "-r", inserted.reader, "5", "00112233445566778899AABBCCDDEEFF"]).status == 0)
+            let r = try runAPDU(["classic", "read", "--json", "-r", inserted.reader, "4", "4"])
             let blocks = try #require((try r.json() as? [String: Any])?["blocks"] as? [[String: Any]])
             #expect(blocks[1]["bytes"] as? String == "00112233445566778899AABBCCDDEEFF" && blocks[3]["kind"] as? String == "trailer")
             let before = model.contents
             let trailer = "FFFFFFFFFFFF" + "FF0780" + "69" + "FFFFFFFFFFFF"
-            let noFlag = try runAPDU(["classic-write", "-r", inserted.reader, "7", trailer])
+            let noFlag = try runAPDU(["classic", "write", "-r", inserted.reader, "7", trailer])
             #expect(noFlag.status == 1 && noFlag.stderr.contains("--trailer"), "\(noFlag.stderr)")
-            let invalid = try runAPDU(["classic-write", "--trailer", "-r", inserted.reader, "7", "FFFFFFFFFFFF" + "FF0781" + "69" + "FFFFFFFFFFFF"])
+            let invalid = try runAPDU(["classic", "write", "--trailer", "-r", inserted.reader, "7", "FFFFFFFFFFFF" + "FF0781" + "69" + "FFFFFFFFFFFF"])
             #expect(invalid.status == 1 && invalid.stderr.contains("invalid"), "\(invalid.stderr)")
             let frozen = "FFFFFFFFFFFF" + MifareClassicAccessBits(conditions: [0, 0, 0, 6]).bytes.hexString + "69" + "FFFFFFFFFFFF"
-            let lockout = try runAPDU(["classic-write", "--trailer", "-r", inserted.reader, "7", frozen])
+            let lockout = try runAPDU(["classic", "write", "--trailer", "-r", inserted.reader, "7", frozen])
             #expect(lockout.status == 1 && lockout.stderr.contains("--confirm-lockout 1"), "\(lockout.stderr)")
-            #expect(try runAPDU(["classic-write", "-r", inserted.reader, "0", trailer]).status == 1)
+            #expect(try runAPDU(["classic", "write", "-r", inserted.reader, "0", trailer]).status == 1)
             #expect(model.contents == before, "nothing was written")
-            #expect(try runAPDU(["classic-write", "-r", inserted.reader, "5", "0011"]).status == 64)
-            #expect(try runAPDU(["classic-write", "-r", inserted.reader, "5", "zz"]).status == 64)
-            #expect(try runAPDU(["classic-read", "-r", inserted.reader, "300"]).status == 64)
-            #expect(try runAPDU(["classic-dump", "-r", inserted.reader, "--key", "12345"]).status == 64)
+            #expect(try runAPDU(["classic", "write", "-r", inserted.reader, "5", "0011"]).status == 64)
+            #expect(try runAPDU(["classic", "write", "-r", inserted.reader, "5", "zz"]).status == 64)
+            #expect(try runAPDU(["classic", "read", "-r", inserted.reader, "300"]).status == 64)
+            #expect(try runAPDU(["classic", "dump", "-r", inserted.reader, "--key", "12345"]).status == 64)
             let newKeys = "A1A2A3A4A5A6" + "7F0788" + "40" + "B1B2B3B4B5B6"
-            let t = try runAPDU(["classic-write", "--trailer", "--trace", "-r", inserted.reader, "11", newKeys])
+            let t = try runAPDU(["classic", "write", "--trailer", "--trace", "-r", inserted.reader, "11", newKeys])
             #expect(t.status == 0, "\(t.stderr)")
             #expect(!t.stderr.contains("A1 A2 A3") && !t.stderr.contains("B1 B2 B3"), "trailer keys redacted in the trace")
             #expect(Array(model.contents[176..<192]) == (try Hex.decode(newKeys)))
-            let k = try runAPDU(["classic-read", "-r", inserted.reader, "8", "--key", "a1a2a3a4a5a6"])
+            let k = try runAPDU(["classic", "read", "-r", inserted.reader, "8", "--key", "a1a2a3a4a5a6"])
             #expect(k.status == 0, "\(k.stderr)")
         }
     }

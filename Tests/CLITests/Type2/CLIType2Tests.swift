@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 import VirtualCard
 
-@Suite("ndef-* and ul-read on Type 2 tags (NTAG21x, Ultralight) through pcscd")
+@Suite("ndef-* and ultralight read on Type 2 tags (NTAG21x, Ultralight) through pcscd")
 struct CLIType2Tests {
     @Test("ndef-write then ndef-read on each chip; status and capacity in JSON", arguments: ["ultralight", "ntag213", "ntag215", "ntag216"])
     func roundTrip(chipName: String) async throws {
@@ -78,17 +78,17 @@ struct CLIType2Tests {
         }
     }
 
-    @Test("ul-read dumps pages with roles; a bad range is a usage error")
+    @Test("ultralight read dumps pages with roles; a bad range is a usage error")
     func ulRead() async throws {
         // Chip roles where GET_VERSION proves the chip (a transparent reader).
         try await withInsertedCard(ContactlessReader(.transparent, tag: Type2TagModel(chip: .ntag213))) { inserted in
-            let r = try runAPDU(["ul-read", "-r", inserted.reader])
+            let r = try runAPDU(["ultralight", "read", "-r", inserted.reader])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("  3  E1 10 12 00  |....|  CC"))
             #expect(r.stdout.contains(" 40  00 00 00 BD  |....|  dynamic lock"))     // byte 3 RFUI, BD as shipped
             #expect(r.stdout.split(separator: "\n").count == 45)
             #expect(r.stdout.contains(" 41  04 00 00 FF  |....|  config (CFG0, AUTH0)"))
-            let j = try runAPDU(["ul-read", "--json", "--pages", "4-5", "-r", inserted.reader])
+            let j = try runAPDU(["ultralight", "read", "--json", "--pages", "4-5", "-r", inserted.reader])
             let pages = try #require((try j.json() as? [String: Any])?["pages"] as? [[String: Any]])
             #expect(pages.map { $0["role"] as? String } == ["data", "data"])
         }
@@ -96,23 +96,23 @@ struct CLIType2Tests {
         // no chip's meaning, and pages past 255 are a one-line error, never a trap.
         for chip in [Type2TagModel.Chip.ntag213, .ntag215, .ntag216] {
             try await withInsertedCard(Type2TagModel(chip: chip)) { inserted in
-                let r = try runAPDU(["ul-read", "-r", inserted.reader])
+                let r = try runAPDU(["ultralight", "read", "-r", inserted.reader])
                 #expect(r.status == 0, "\(r.stderr)")
                 #expect(!r.stdout.contains("dynamic lock") && !r.stdout.contains("config"), "\(r.stdout)")
                 #expect(r.stdout.contains("past the data area (chip not proven"), "\(r.stdout)")
-                let far = try runAPDU(["ul-read", "--pages", "300-301", "-r", inserted.reader])
+                let far = try runAPDU(["ultralight", "read", "--pages", "300-301", "-r", inserted.reader])
                 #expect(far.status == 69 && far.stderr.contains("past page 255") && far.stderr.split(separator: "\n").count == 1, "\(far.stderr)")
             }
         }
         // A range across page 255 on a tag that has those pages: what storage reaches, and a note.
         try await withInsertedCard(Type2TagModel(chip: .twoSectorT2T)) { inserted in
-            let across = try runAPDU(["ul-read", "--pages", "250-260", "--json", "-r", inserted.reader])
+            let across = try runAPDU(["ultralight", "read", "--pages", "250-260", "--json", "-r", inserted.reader])
             #expect(across.status == 0, "\(across.stderr)")
             let doc = try #require(try across.json() as? [String: Any])
             #expect((doc["pages"] as? [[String: Any]])?.map { $0["page"] as? Int } == Array(250...255))
             #expect((doc["note"] as? String)?.contains("256-260") == true)
         }
-        #expect(try runAPDU(["ul-read", "--pages", "9-2"]).status == 64)
+        #expect(try runAPDU(["ultralight", "read", "--pages", "9-2"]).status == 64)
     }
 
     @Test("an unsupported CC version, and a card announcing MIFARE Classic that refuses its commands: clear errors")

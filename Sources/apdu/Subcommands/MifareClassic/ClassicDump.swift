@@ -6,7 +6,7 @@ import TagReader
 extension APDUCommand {
     struct ClassicDump: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "classic-dump",
+            commandName: "dump",
             abstract: "Read every sector of a MIFARE Classic card that the keys open, with the access bits in plain words.",
             discussion: """
                 Keys: --key, --key-file, $APDU_MIFARE_KEYS, then the public factory, MAD and NDEF keys. One \

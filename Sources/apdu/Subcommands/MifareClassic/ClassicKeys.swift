@@ -6,7 +6,7 @@ import TagReader
 extension APDUCommand {
     struct ClassicKeys: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "classic-keys",
+            commandName: "keys",
             abstract: "Find which keys open each sector of a MIFARE Classic card, as key A and as key B.",
             discussion: """
                 Tries the keys given (--key, --key-file, $APDU_MIFARE_KEYS) and the well-known public keys (factory \

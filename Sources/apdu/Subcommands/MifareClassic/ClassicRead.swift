@@ -6,7 +6,7 @@ import TagReader
 extension APDUCommand {
     struct ClassicRead: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "classic-read",
+            commandName: "read",
             abstract: "Read blocks of a MIFARE Classic card: BLOCK [COUNT], authenticating each sector once.",
             discussion: "Keys: --key, --key-file, $APDU_MIFARE_KEYS, then the public keys. Exit 1 when a block cannot be read.")
 

@@ -6,7 +6,7 @@ import TagReader
 extension APDUCommand {
     struct ClassicWrite: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "classic-write",
+            commandName: "write",
             abstract: "Write one 16-byte block of a MIFARE Classic card; sector trailers only with --trailer.",
             discussion: """
                 Authenticates with a key the sector's access bits allow to write (--key, --key-file, $APDU_MIFARE_KEYS, \

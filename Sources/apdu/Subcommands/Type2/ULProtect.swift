@@ -9,7 +9,7 @@ import TagReader
 extension APDUCommand {
     struct ULProtect: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "ul-protect",
+            commandName: "protect",
             abstract: "Set an NTAG21x / Ultralight EV1 password and protect pages from --from-page on.",
             discussion: """
                 The password and PACK pages are written first, then ACCESS (PROT), then AUTH0 last: a tag pulled \
@@ -52,7 +52,7 @@ extension APDUCommand {
     }
 }
 
-/// The outcome of ul-protect / ul-unprotect, as text or JSON (never the password).
+/// The outcome of ultralight protect / unprotect, as text or JSON (never the password).
 func printProtection(reader: String, _ report: Type2ProtectionReport, json: Bool) {
     if json {
         Terminal.print(JSON.object([("reader", .string(reader)), ("auth0", .int(report.auth0)), ("protected", .bool(report.auth0 < 0xFF)),

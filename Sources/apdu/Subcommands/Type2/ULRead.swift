@@ -10,7 +10,7 @@ import TagReader
 extension APDUCommand {
     struct ULRead: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "ul-read",
+            commandName: "read",
             abstract: "Dump the pages of a MIFARE Ultralight / NTAG (Type 2) tag with their roles.")
 
         @OptionGroup var readerOptions: ReaderOptions

@@ -5,7 +5,7 @@ import TagReader
 extension APDUCommand {
     struct ULUnprotect: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "ul-unprotect",
+            commandName: "unprotect",
             abstract: "Turn NTAG21x / Ultralight EV1 password protection off (AUTH0 first, then PROT).",
             discussion: "Needs the current password (--password-file or $APDU_TAG_PASSWORD) and a reader with a raw tag-command path.")
 
