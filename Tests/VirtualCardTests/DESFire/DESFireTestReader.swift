@@ -34,7 +34,7 @@ final class TestReader {
         case ev2(key: UInt8, ti: [UInt8], counter: UInt16, enc: BlockCipher, mac: CMAC)
     }
 
-    let card: DESFireCard
+    let card: any EmulatedCard
     private var session: Session = .none
     /// ISO 7816-4 wrapping (90 INS 00 00 …) or native frames.
     var wrapped = true
@@ -44,7 +44,7 @@ final class TestReader {
     private(set) var sent: [[UInt8]] = []
     private(set) var transactionIdentifier: [UInt8] = []
 
-    init(_ card: DESFireCard, wrapped: Bool = true) {
+    init(_ card: any EmulatedCard, wrapped: Bool = true) {
         self.card = card
         self.wrapped = wrapped
     }
