@@ -151,11 +151,13 @@ struct DESFireChangeKeyTests {
     }
 }
 
-/// A card between the reader and the emulator that flips one bit of the first data byte after
-/// the key number of every command `ins`: a cryptogram damaged on the way.
+/// A card between the reader and the emulator that flips one bit of one byte of every wrapped
+/// command `ins` (by default the first after the key number): data damaged on the way.
 final class FlippingCard: EmulatedCard, @unchecked Sendable {
     let inner: DESFireCard
     let ins: UInt8
+    /// Index into the APDU; negative counts from the end.
+    var position = 6
     init(_ inner: DESFireCard, ins: UInt8) {
         self.inner = inner
         self.ins = ins
@@ -164,7 +166,8 @@ final class FlippingCard: EmulatedCard, @unchecked Sendable {
     func reset() { inner.reset() }
     func process(_ apdu: [UInt8]) -> [UInt8] {
         var a = apdu
-        if a.count > 8, a[0] == 0x90, a[1] == ins { a[6] ^= 0x01 }
+        let i = position < 0 ? a.count + position : position
+        if a.count > 8, a[0] == 0x90, a[1] == ins, a.indices.contains(i) { a[i] ^= 0x01 }
         return inner.process(a)
     }
 }
