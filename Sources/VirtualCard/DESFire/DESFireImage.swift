@@ -16,12 +16,13 @@ extension DESFireCard {
             }
         }
 
-        /// Software version (major, minor); EV1's is 1.4 as on the card of the RFDoorLock traces.
+        /// Software version (major, minor), as real cards answer: EV1 1.4 (the RFDoorLock traces),
+        /// EV2 2.1 and EV3 3.0 (proxmark3 `hf mfdes info` output in its issues #583 and #1029).
         var softwareVersion: (UInt8, UInt8) {
             switch self {
             case .ev1: return (0x01, 0x04)
-            case .ev2: return (0x12, 0x00)
-            case .ev3: return (0x33, 0x00)
+            case .ev2: return (0x02, 0x01)
+            case .ev3: return (0x03, 0x00)
             }
         }
 
@@ -41,9 +42,16 @@ extension DESFireCard {
             }
         }
 
-        /// The bytes FreeMemory reports on a blank card: the size less what the PICC itself
-        /// keeps (this emulator's accounting; NXP does not publish the exact figure).
-        var userBytes: Int { rawValue - 256 }
+        /// The bytes FreeMemory reports on a blank card. NXP does not publish the figure; these
+        /// are chosen so that AN11004's NDEF files (2, 4 and 7.5 KB, which libfreefare's
+        /// mifare-desfire-create-ndef creates on real cards) fit with their application.
+        var userBytes: Int {
+            switch self {
+            case .kb2: return 0x0900
+            case .kb4: return 0x1300
+            case .kb8: return 0x1F00
+            }
+        }
         public var description: String { "\(rawValue / 1024) KB" }
     }
 

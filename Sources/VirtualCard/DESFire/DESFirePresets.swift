@@ -24,7 +24,7 @@ extension DESFireCard.Image {
     ///
     /// Application ``transitAID`` (AES, 3 keys, settings 0B):
     /// - 01 standard, 32 bytes: card information (ASCII "TRANSIT CARD 0001" and zeros);
-    /// - 02 value: balance 2500, limits 0…100000, read free, debit with key 2, credit with key 1;
+    /// - 02 value: balance 2500, limits 0…100000, GetValue free, debit with key 2, credit with key 1;
     /// - 03 cyclic record, 16-byte records, max 6 (5 kept): three trips;
     /// - 04 standard, 16 bytes, enciphered, read and write with key 1: operator data;
     /// - 05 backup, 16 bytes: the last top-up.
@@ -43,8 +43,10 @@ extension DESFireCard.Image {
         ]
         var app = DESFireCard.Application(aid: transitAID, keySettings: 0x0B, keyType: .aes, keyCount: 3, files: [
             F(number: 0x01, access: readFree, content: .standard(info)),
-            F(number: 0x02, access: A(read: 0xE, write: 2, readWrite: 1, change: 0),
-              content: .value(DESFireCard.ValueFile(value: 2500, lowerLimit: 0, upperLimit: 100_000))),
+            // Debit needs Read, Write or Read&Write, so free read would be free debit: the
+            // balance is free to see through the free GetValue option instead.
+            F(number: 0x02, access: A(read: 2, write: 2, readWrite: 1, change: 0),
+              content: .value(DESFireCard.ValueFile(value: 2500, lowerLimit: 0, upperLimit: 100_000, freeGetValue: true))),
             F(number: 0x03, access: readFree, content: .cyclicRecord(DESFireCard.RecordFile(recordSize: 16, maxRecords: 6, records: trips))),
             F(number: 0x04, commMode: .full, access: A(read: 1, write: 1, readWrite: 1, change: 0),
               content: .standard(Array("operator secret!".utf8))),
