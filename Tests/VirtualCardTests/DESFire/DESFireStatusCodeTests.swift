@@ -145,16 +145,35 @@ struct DESFireStatusCodeTests {
             #expect(card.image == before)
             #expect(!card.isAuthenticated)
         }
-        // Legacy: a 2K3DES application, file in MAC mode, the 4-byte MAC flipped.
-        var app = DESFireCard.Application(aid: Self.aid, keySettings: 0x0F, keyType: .tdes, keyCount: 1)
-        app.files = [DESFireCard.File(number: 1, commMode: .mac, access: DESFireCard.AccessRights(read: 0, write: 0, readWrite: 0, change: 0),
+        // Legacy: a 2K3DES application, files in MAC and full mode, the 4-byte MAC or the last
+        // enciphered byte (so the CRC16) flipped.
+        for mode in [DESFireCard.CommMode.mac, .full] {
+            var app = DESFireCard.Application(aid: Self.aid, keySettings: 0x0F, keyType: .tdes, keyCount: 1)
+            app.files = [DESFireCard.File(number: 1, commMode: mode, access: DESFireCard.AccessRights(read: 0, write: 0, readWrite: 0, change: 0),
+                                          content: .standard([UInt8](repeating: 0, count: 16)))]
+            let card = DESFireCard(image: DESFireCard.Image(applications: [app]))
+            let reader = TestReader(FlippingCard(card, ins: 0x3D, at: -2))
+            try reader.select(Self.aid)
+            try reader.authenticate(0, .zero(.tdes), .legacy)
+            #expect(throws: TestReader.Failure.status(0x1E), "legacy \(mode)") { try reader.writeData(1, Array("legacy".utf8), mode: mode) }
+            #expect(card.image.application(Self.aid)?.file(1)?.content == .standard([UInt8](repeating: 0, count: 16)))
+        }
+    }
+
+    @Test("1E for EV2 FULL data padded with zeros instead of 80 00 …, though its MAC is right")
+    func ev2Padding() throws {
+        var app = DESFireCard.Application(aid: Self.aid, keySettings: 0x0F, keyType: .aes, keyCount: 2)
+        app.files = [DESFireCard.File(number: 4, commMode: .full, access: DESFireCard.AccessRights(read: 1, write: 1, readWrite: 1, change: 0),
                                       content: .standard([UInt8](repeating: 0, count: 16)))]
-        let card = DESFireCard(image: DESFireCard.Image(applications: [app]))
-        let reader = TestReader(FlippingCard(card, ins: 0x3D, at: -2))
+        let card = DESFireCard(image: DESFireCard.Image(chip: DESFireCard.Chip(generation: .ev2), applications: [app]))
+        let reader = TestReader(card)
         try reader.select(Self.aid)
-        try reader.authenticate(0, .zero(.tdes), .legacy)
-        #expect(throws: TestReader.Failure.status(0x1E)) { try reader.writeData(1, Array("legacy".utf8), mode: .mac) }
-        #expect(card.image.application(Self.aid)?.file(1)?.content == .standard([UInt8](repeating: 0, count: 16)))
+        try reader.authenticate(1, .zero(.aes), .ev2First)
+        reader.ev2ZeroPadding = true
+        #expect(throws: TestReader.Failure.status(0x1E)) { try reader.writeData(4, Array("padded badly".utf8), mode: .full) }
+        reader.ev2ZeroPadding = false
+        try reader.authenticate(1, .zero(.aes), .ev2First)
+        try reader.writeData(4, Array("padded well".utf8), mode: .full)
     }
 
     @Test("BE boundary: a read past the end, a write past the end, a value above its limit")

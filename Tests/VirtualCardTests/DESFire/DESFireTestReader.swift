@@ -43,6 +43,8 @@ final class TestReader {
     /// Every frame sent, for tests that count or inspect them.
     private(set) var sent: [[UInt8]] = []
     private(set) var transactionIdentifier: [UInt8] = []
+    /// A broken reader: EV2 FULL data padded with zeros instead of 80 00 … (MAC still right).
+    var ev2ZeroPadding = false
 
     init(_ card: any EmulatedCard, wrapped: Bool = true) {
         self.card = card
@@ -199,7 +201,9 @@ final class TestReader {
                 return data + (try Self.ev2MAC(mac, [ins] + ctr + ti + data))
             case .write(.full, let h), .enciphered(let h):
                 let iv = try Self.ev2IV(enc, [0xA5, 0x5A], ti, counter)
-                let c = try Self.run { try enc.encrypt(cbc: Padding.pad(Array(data.dropFirst(h)), blockSize: 16), iv: iv) }
+                let p = Array(data.dropFirst(h))
+                let padded = ev2ZeroPadding ? Self.zeroPad(p, 16) : Padding.pad(p, blockSize: 16)
+                let c = try Self.run { try enc.encrypt(cbc: padded, iv: iv) }
                 let body = Array(data.prefix(h)) + c
                 return body + (try Self.ev2MAC(mac, [ins] + ctr + ti + body))
             }
