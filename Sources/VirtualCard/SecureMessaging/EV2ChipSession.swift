@@ -30,13 +30,22 @@ struct EV2ChipSession: Sendable {
     }
 
     init?(transactionIdentifier: [UInt8], commandCounter: UInt16 = 0, key: [UInt8], rndA: [UInt8], rndB: [UInt8]) {
-        guard transactionIdentifier.count == 4, let keys = Self.sessionKeys(key: key, rndA: rndA, rndB: rndB),
-              let enc = try? BlockCipher(.aes128, key: keys.encryption), let mac = try? CMAC(.aes128, key: keys.mac) else { return nil }
+        guard let keys = Self.sessionKeys(key: key, rndA: rndA, rndB: rndB) else { return nil }
+        self.init(transactionIdentifier: transactionIdentifier, commandCounter: commandCounter, encryptionKey: keys.encryption, macKey: keys.mac)
+    }
+
+    /// A session from its keys (for the published examples that start from them).
+    init?(transactionIdentifier: [UInt8], commandCounter: UInt16 = 0, encryptionKey: [UInt8], macKey: [UInt8]) {
+        guard transactionIdentifier.count == 4, let enc = try? BlockCipher(.aes128, key: encryptionKey),
+              let mac = try? CMAC(.aes128, key: macKey) else { return nil }
         self.transactionIdentifier = transactionIdentifier
         self.commandCounter = commandCounter
         encryption = enc
-        macKey = mac
+        self.macKey = mac
     }
+
+    /// IV of FULL command data: E(SesAuthENCKey, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸).
+    var commandIV: [UInt8]? { try? encryption.encrypt(block: [0xA5, 0x5A] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8)) }
 
     /// CmdCtr as it goes on the wire: two bytes, least significant first.
     var counterBytes: [UInt8] { [UInt8(commandCounter & 0xFF), UInt8(commandCounter >> 8)] }
@@ -63,9 +72,7 @@ struct EV2ChipSession: Sendable {
     /// Deciphers FULL command data: IV = E(SesAuthENCKey, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸), then strips
     /// ISO/IEC 9797-1 padding method 2. `nil` when the length or the padding is wrong.
     func decryptCommand(_ data: [UInt8]) -> [UInt8]? {
-        guard !data.isEmpty, data.count % 16 == 0,
-              let iv = try? encryption.encrypt(block: [0xA5, 0x5A] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8)),
-              let plain = try? encryption.decrypt(cbc: data, iv: iv) else { return nil }
+        guard !data.isEmpty, data.count % 16 == 0, let iv = commandIV, let plain = try? encryption.decrypt(cbc: data, iv: iv) else { return nil }
         return Padding.unpad(plain, blockSize: 16)
     }
 

@@ -79,6 +79,37 @@ struct DESFireEV2VectorTests {
         #expect(!card.isAuthenticated)
     }
 
+    @Test("the IV of FULL command data (proxmark3 desfiretest.c TestEV2IVEncode: TI ED56F6E6 counter 0, TI 11223344 counter 5)")
+    func commandIV() throws {
+        let a = try #require(EV2ChipSession(transactionIdentifier: h("ED56F6E6"), encryptionKey: h("66A8CB93269DC9BC2885B7A91B9C697B"), macKey: zero))
+        #expect(a.commandIV == h("DA0F644A4986275957CF1EC3AF4CCE53"))
+        let b = try #require(EV2ChipSession(transactionIdentifier: h("11223344"), commandCounter: 5, encryptionKey: h("445A8626B3338459321232FADF6ADE2B"), macKey: zero))
+        #expect(b.commandIV == h("177494FCC4F1DAB2AFBE8FAE2057A9D2"))
+    }
+
+    @Test("command and answer MACs (AN12343 p. 54, as proxmark3's desfiretest.c quotes it): WriteData, its answer, ReadData, its answer")
+    func macs() throws {
+        var s = try #require(EV2ChipSession(transactionIdentifier: h("E2D3AF69"), encryptionKey: zero, macKey: h("9366FA195EB566F5BD2BAD4020B83002")))
+        let write = h("00000000190000") + [UInt8](repeating: 0x22, count: 25)
+        #expect(s.commandMAC(command: 0x8D, body: write) == h("68F2C28C575A1628"))
+        #expect(s.verifyCommand(command: 0x8D, write + h("68F2C28C575A1628")) == write)
+        #expect(s.verifyCommand(command: 0x8D, write + h("68F2C28C575A1629")) == nil)
+        s.advance()
+        #expect(s.responseMAC(status: 0x00, body: []) == h("0820F68898C2A7F1"))
+        #expect(s.commandMAC(command: 0xAD, body: h("00000000300000")) == h("0D9BE191D5960834"))
+        s.advance()
+        let read = [UInt8](repeating: 0x22, count: 25) + [UInt8](repeating: 0, count: 23)
+        #expect(s.responseMAC(status: 0x00, body: read) == h("A49A44222D926666"))
+    }
+
+    /// Key 01…01 is a DES weak key (E and D agree), so this pins the block cipher and the zero
+    /// IV; the direction of the legacy chaining is pinned by the RFDoorLock traces and the test reader.
+    @Test("the legacy scheme's receive mode: libfreefare test_mifare_desfire_des_send, key 01…01: the reader's D659E17043A84068 is 730DDFADA4D20789")
+    func legacyReceive() throws {
+        let des = try BlockCipher(.tdes2, key: [UInt8](repeating: 0x01, count: 16))
+        #expect(try DESFireChannel.legacyReceive(h("D659E17043A84068"), des) == h("730DDFADA4D20789"))
+    }
+
     @Test("session keys from RndA and RndB (AN12343 p. 33-34, as proxmark3's desfiretest.c quotes it)")
     func sessionKeys() throws {
         let keys = try #require(EV2ChipSession.sessionKeys(key: zero, rndA: h("B04D0787C93EE0CC8CACC8E86F16C6FE"), rndB: h("FA659AD0DCA738DD65DC7DC38612AD81")))
