@@ -72,8 +72,13 @@ struct EV2ChipSession: Sendable {
     /// Deciphers FULL command data: IV = E(SesAuthENCKey, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸), then strips
     /// ISO/IEC 9797-1 padding method 2. `nil` when the length or the padding is wrong.
     func decryptCommand(_ data: [UInt8]) -> [UInt8]? {
-        guard !data.isEmpty, data.count % 16 == 0, let iv = commandIV, let plain = try? encryption.decrypt(cbc: data, iv: iv) else { return nil }
-        return Padding.unpad(plain, blockSize: 16)
+        decryptCommandPadded(data).flatMap { Padding.unpad($0, blockSize: 16) }
+    }
+
+    /// FULL command data deciphered, its padding left on (for a caller that checks it its own way).
+    func decryptCommandPadded(_ data: [UInt8]) -> [UInt8]? {
+        guard !data.isEmpty, data.count % 16 == 0, let iv = commandIV else { return nil }
+        return try? encryption.decrypt(cbc: data, iv: iv)
     }
 
     /// Moves CmdCtr on: once for every command answered with success (NT4H2421Gx §9.1.2).
