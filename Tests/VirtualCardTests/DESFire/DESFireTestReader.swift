@@ -433,8 +433,9 @@ final class TestReader {
 
     func changeKeySettings(_ settings: UInt8) throws(Failure) { try command(0x54, [settings], send: .enciphered(header: 0)) }
 
-    func changeFileSettings(_ f: UInt8, mode: DESFireCard.CommMode, access: UInt16, enciphered: Bool) throws(Failure) {
-        try command(0x5F, [f, mode.rawValue, UInt8(access & 0xFF), UInt8(access >> 8)], send: enciphered ? .enciphered(header: 1) : .management)
+    /// `rawMode` sends a comm-mode byte no CommMode has (a broken reader).
+    func changeFileSettings(_ f: UInt8, mode: DESFireCard.CommMode, access: UInt16, enciphered: Bool, rawMode: UInt8? = nil) throws(Failure) {
+        try command(0x5F, [f, rawMode ?? mode.rawValue, UInt8(access & 0xFF), UInt8(access >> 8)], send: enciphered ? .enciphered(header: 1) : .management)
     }
 
     /// ChangeKey, both cases: `keyNumber` carries the PICC-level type bits when needed; `old` is
