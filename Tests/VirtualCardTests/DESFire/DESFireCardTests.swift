@@ -12,7 +12,7 @@ struct DESFireCardTests {
           arguments: DESFireCard.Generation.allCases, DESFireCard.Storage.allCases)
     func version(_ g: DESFireCard.Generation, _ s: DESFireCard.Storage) throws {
         let chip = DESFireCard.Chip(generation: g, storage: s, uid: h("04112233445566"), batch: h("0102030405"), productionWeek: 0x21, productionYear: 0x24)
-        let reader = TestReader(DESFireCard(image: .factory(chip)))
+        let reader = DESFireTestReader(DESFireCard(image: .factory(chip)))
         let v = try reader.getVersion()
         let major: UInt8 = g == .ev1 ? 0x01 : g == .ev2 ? 0x12 : 0x33
         let size: UInt8 = s == .kb2 ? 0x16 : s == .kb4 ? 0x18 : 0x1A
@@ -27,7 +27,7 @@ struct DESFireCardTests {
     func randomID() throws {
         let card = DESFireCard(image: .factory(DESFireCard.Chip(uid: h("04AABBCCDDEEFF"))))
         #expect(card.process(h("FFCA000000")) == h("04AABBCCDDEEFF9000"))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .iso)
         try reader.command(0x5C, [0x00, 0x02], send: .enciphered(header: 1))
@@ -40,9 +40,9 @@ struct DESFireCardTests {
             seen.insert(uid)
         }
         #expect(seen.count > 1)
-        let r = TestReader(card)
+        let r = DESFireTestReader(card)
         #expect(Array(try r.getVersion()[14..<21]) == [UInt8](repeating: 0, count: 7))
-        #expect(throws: TestReader.Failure.status(0xAE)) { _ = try r.getCardUID() }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { _ = try r.getCardUID() }
         try r.authenticate(0, .zero(.tdes), .legacy)
         #expect(try r.getCardUID() == h("04AABBCCDDEEFF"))
         // Random ID cannot be turned off again.
@@ -53,7 +53,7 @@ struct DESFireCardTests {
     @Test("FreeMemory falls with every application and file and comes back with DeleteFile, DeleteApplication and FormatPICC")
     func memory() throws {
         let card = DESFireCard.factory(DESFireCard.Chip(storage: .kb4))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
         let blank = try reader.freeMemory()
@@ -77,14 +77,14 @@ struct DESFireCardTests {
     @Test("many applications: GetApplicationIDs answers 19 AIDs a frame, GetDFNames one application a frame")
     func directoryFrames() throws {
         let card = DESFireCard.factory()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .iso)
         for aid in 1...25 { try reader.createApplication(UInt32(aid), keys: 1, type: .tdes, isoFileID: UInt16(0x1000 + aid), dfName: Array("DF\(aid)".utf8)) }
         let ids = try reader.getApplicationIDs()
         #expect(ids == (1...25).flatMap { [UInt8($0), 0, 0] })
         // Raw: the first frame holds 19 AIDs.
-        let plain = TestReader(card)
+        let plain = DESFireTestReader(card)
         try plain.select(0)
         #expect(card.process(h("906A000000")) == Array((1...19).flatMap { [UInt8($0), 0, 0] }) + h("91AF"))
         #expect(card.process(h("90AF000000")) == Array((20...25).flatMap { [UInt8($0), 0, 0] }) + h("9100"))
@@ -102,7 +102,7 @@ struct DESFireCardTests {
     @Test("a transit-like card read without any key: applications, file lists and settings, the plain files, the balance, the trips; the keyed file and every change refused")
     func transitWithoutKeys() throws {
         let card = DESFireCard(image: .transit())
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         #expect(try reader.getApplicationIDs() == h("F21190F31190"))
         #expect(try reader.getKeySettings() == [0x0B, 0x81])
@@ -113,13 +113,13 @@ struct DESFireCardTests {
         #expect(try reader.getValue(2, mode: .plain) == 2500)
         let trips = try reader.readRecords(3, count: 3, recordSize: 16, mode: .plain)
         #expect(trips.count == 48 && trips[0] == 0x01 && trips[32] == 0x02)
-        #expect(throws: TestReader.Failure.status(0xAE)) { _ = try reader.readData(4, length: 16, mode: .full) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { _ = try reader.readData(4, length: 16, mode: .full) }
         try reader.select(DESFireCard.Image.transitAID)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.value(0xDC, 2, 100, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.value(0xDC, 2, 100, mode: .plain) }
         try reader.select(DESFireCard.Image.transitAID)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.createStdFile(9, mode: .plain, access: 0xEEEE, size: 8) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.createStdFile(9, mode: .plain, access: 0xEEEE, size: 8) }
         try reader.select(DESFireCard.Image.transitPrivateAID)
-        #expect(throws: TestReader.Failure.status(0xAE), "this application keeps its file list") { _ = try reader.getFileIDs() }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE), "this application keeps its file list") { _ = try reader.getFileIDs() }
         // The operator, with the keys: the enciphered file and a debit.
         try reader.select(DESFireCard.Image.transitAID)
         try reader.authenticate(1, DESFireCard.Image.transitApplicationKeys[1], .aes)
@@ -148,7 +148,7 @@ struct DESFireCardTests {
         #expect(card.process([0x00, 0xD6, 0x00, 0x02, UInt8(next.count)] + next) == h("9000"))
         #expect(card.process([0x00, 0xD6, 0x00, 0x00, 0x02, 0x00, UInt8(next.count)]) == h("9000"))
         // The same file through the native commands.
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(DESFireCard.Image.ndefAID)
         #expect(try reader.readData(2, length: 2 + next.count, mode: .plain) == [0, UInt8(next.count)] + next)
         // The PICC level by its DF name and by 3F00; the application by its ISO FID E110.
@@ -162,7 +162,7 @@ struct DESFireCardTests {
     @Test("NDEF formatting with native commands, as libfreefare's mifare-desfire-create-ndef does it, makes the same Type 4 tag")
     func ndefFormatNatively() throws {
         let card = DESFireCard.factory(DESFireCard.Chip(storage: .kb4))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
         try reader.createApplication(0x000001, settings: 0x0F, keys: 1, type: .tdes, isoFileID: 0xE110, dfName: h("D2760000850101"))
@@ -185,7 +185,7 @@ struct DESFireCardTests {
         let card = DESFireCard(image: .transit(DESFireCard.Chip(generation: .ev3, storage: .kb4)))
         let saved = Locked<[UInt8]>([])
         card.onChange = { image in saved.withLock { $0 = image.encoded() } }
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(DESFireCard.Image.transitAID)
         try reader.authenticate(2, DESFireCard.Image.transitApplicationKeys[2], .ev2First)
         try reader.value(0xDC, 2, 1, mode: .plain)
@@ -222,7 +222,7 @@ struct DESFireCardTests {
         ]
         for round in 0..<4 {
             let card = DESFireCard(image: round % 2 == 0 ? .transit(DESFireCard.Chip(generation: .ev2)) : .ndef())
-            let reader = TestReader(card)
+            let reader = DESFireTestReader(card)
             if round == 2 {
                 try reader.select(DESFireCard.Image.transitAID)
                 try reader.authenticate(1, DESFireCard.Image.transitApplicationKeys[1], .aes)

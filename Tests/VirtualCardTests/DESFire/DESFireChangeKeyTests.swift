@@ -21,7 +21,7 @@ struct DESFireChangeKeyTests {
             : type == .tdes ? .tdes(bytes, version: version) : DESFireCard.Key(.tdes3, bytes: bytes)
     }
 
-    static let schemes: [(DESFireCard.KeyType, TestReader.Scheme, DESFireCard.Generation)] = [
+    static let schemes: [(DESFireCard.KeyType, DESFireTestReader.Scheme, DESFireCard.Generation)] = [
         (.tdes, .legacy, .ev1), (.tdes, .iso, .ev1), (.tdes3, .iso, .ev1), (.aes, .aes, .ev1), (.aes, .ev2First, .ev2),
     ]
 
@@ -30,19 +30,19 @@ struct DESFireChangeKeyTests {
     func changeKeyInUse(_ i: Int) throws {
         let (type, scheme, generation) = Self.schemes[i]
         let card = Self.card(type, generation: generation)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(type), scheme)
         let new = Self.newKey(type, 1, version: 0x21)
         try reader.changeKey(0, to: new)
         #expect(!card.isAuthenticated, "changing the key in use ends the session")
         #expect(card.image.application(Self.aid)?.keys[0].bytes == new.bytes)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.authenticate(0, .zero(type), scheme) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.authenticate(0, .zero(type), scheme) }
         try reader.authenticate(0, new, scheme)
         #expect(try reader.getKeyVersion(0) == new.version)
         // Pulled and put back: a completed ChangeKey holds.
         card.reset()
-        let again = TestReader(card)
+        let again = DESFireTestReader(card)
         try again.select(Self.aid)
         try again.authenticate(0, new, scheme)
     }
@@ -51,7 +51,7 @@ struct DESFireChangeKeyTests {
     func changeOtherKey(_ i: Int) throws {
         let (type, scheme, generation) = Self.schemes[i]
         let card = Self.card(type, generation: generation)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(type), scheme)
         let first = Self.newKey(type, 2, version: 0x10), second = Self.newKey(type, 3, version: 0x11)
@@ -69,21 +69,21 @@ struct DESFireChangeKeyTests {
     func badCRC(_ i: Int) throws {
         let (type, scheme, generation) = Self.schemes[i]
         let card = Self.card(type, generation: generation)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(type), scheme)
         let before = card.image
         let wrongOld = Self.newKey(type, 9, version: 0)
-        #expect(throws: TestReader.Failure.status(0x1E)) { try reader.changeKey(1, to: Self.newKey(type, 4, version: 1), old: wrongOld) }
+        #expect(throws: DESFireTestReader.Failure.status(0x1E)) { try reader.changeKey(1, to: Self.newKey(type, 4, version: 1), old: wrongOld) }
         #expect(card.image == before)
         #expect(!card.isAuthenticated)
 
         // The key in use, with one bit of the cryptogram flipped on the way.
         let flipping = FlippingCard(card, ins: 0xC4)
-        let tampered = TestReader(flipping)
+        let tampered = DESFireTestReader(flipping)
         try tampered.select(Self.aid)
         try tampered.authenticate(0, .zero(type), scheme)
-        #expect(throws: TestReader.Failure.status(0x1E)) { try tampered.changeKey(0, to: Self.newKey(type, 5, version: 2)) }
+        #expect(throws: DESFireTestReader.Failure.status(0x1E)) { try tampered.changeKey(0, to: Self.newKey(type, 5, version: 2)) }
         #expect(card.image == before)
     }
 
@@ -91,30 +91,30 @@ struct DESFireChangeKeyTests {
     func accessRules() throws {
         // Master key not changeable (bit 0 clear).
         var card = Self.card(.aes, settings: 0x0E)
-        var reader = TestReader(card)
+        var reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9D)) { try reader.changeKey(0, to: Self.newKey(.aes, 1, version: 1)) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D)) { try reader.changeKey(0, to: Self.newKey(.aes, 1, version: 1)) }
         // Rule F: every other key frozen.
         card = Self.card(.aes, settings: 0xFF)
-        reader = TestReader(card)
+        reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9D)) { try reader.changeKey(1, to: Self.newKey(.aes, 1, version: 1)) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D)) { try reader.changeKey(1, to: Self.newKey(.aes, 1, version: 1)) }
         // Rule E: only the key itself.
         card = Self.card(.aes, settings: 0xEF)
-        reader = TestReader(card)
+        reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.changeKey(1, to: Self.newKey(.aes, 1, version: 1)) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.changeKey(1, to: Self.newKey(.aes, 1, version: 1)) }
         try reader.authenticate(1, .zero(.aes), .aes)
         try reader.changeKey(1, to: Self.newKey(.aes, 1, version: 1))
         // Rule 2: key 2 changes the others (libfreefare's "three key procedure" with 0x5F).
         card = Self.card(.tdes, settings: 0x2F)
-        reader = TestReader(card)
+        reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(.tdes), .legacy)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.changeKey(1, to: Self.newKey(.tdes, 1, version: 1)) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.changeKey(1, to: Self.newKey(.tdes, 1, version: 1)) }
         try reader.authenticate(2, .zero(.tdes), .legacy)
         try reader.changeKey(1, to: Self.newKey(.tdes, 1, version: 7))
         try reader.changeKey(3, to: Self.newKey(.tdes, 3, version: 9))
@@ -122,17 +122,17 @@ struct DESFireChangeKeyTests {
         #expect(try reader.getKeyVersion(3) == 9)
         // No session, no such key.
         card = Self.card(.aes)
-        reader = TestReader(card)
+        reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         #expect(card.process(h("90C40000") + [0x21, 0x01] + [UInt8](repeating: 0, count: 32) + [0]) == h("91AE"))
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x40)) { try reader.changeKey(4, to: Self.newKey(.aes, 1, version: 1)) }
+        #expect(throws: DESFireTestReader.Failure.status(0x40)) { try reader.changeKey(4, to: Self.newKey(.aes, 1, version: 1)) }
     }
 
     @Test("the PICC master key changes type through the key number's bits: DES → AES (80) → 3K3DES (40) → DES (00), GetKeySettings follows")
     func piccMasterKeyType() throws {
         let card = DESFireCard.factory()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
         let aes = DESFireCard.Key(.aes, bytes: Array("PICC master key!".utf8), version: 3)

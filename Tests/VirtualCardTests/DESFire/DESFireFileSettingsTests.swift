@@ -23,21 +23,21 @@ struct DESFireFileSettingsTests {
 
     @Test("GetFileSettings answers type, mode, access rights (least significant byte first) and the type's numbers, as libfreefare reads them")
     func getFileSettings() throws {
-        let reader = TestReader(Self.card(.tdes, generation: .ev1, change: 0))
+        let reader = DESFireTestReader(Self.card(.tdes, generation: .ev1, change: 0))
         try reader.select(Self.aid)
         #expect(try reader.getFileSettings(1) == h("00 00 F0 12 080000"))
         #expect(try reader.getFileSettings(2) == h("03 01 24 13 190000 040000 010000"))
         // lower -987654321 = 4F 97 21 C5, upper -1000 = 18 FC FF FF (least significant first), limited credit 0, enabled.
         #expect(try reader.getFileSettings(3) == h("02 03 24 13 4F9721C5 18FCFFFF 00000000 01"))
-        #expect(throws: TestReader.Failure.status(0xF0)) { _ = try reader.getFileSettings(9) }
+        #expect(throws: DESFireTestReader.Failure.status(0xF0)) { _ = try reader.getFileSettings(9) }
     }
 
     @Test("ChangeFileSettings with the Change key, enciphered under every scheme; the new mode and rights hold",
-          arguments: [(DESFireCard.KeyType.tdes, TestReader.Scheme.legacy, DESFireCard.Generation.ev1), (.tdes, .iso, .ev1), (.tdes3, .iso, .ev1),
+          arguments: [(DESFireCard.KeyType.tdes, DESFireTestReader.Scheme.legacy, DESFireCard.Generation.ev1), (.tdes, .iso, .ev1), (.tdes3, .iso, .ev1),
                       (.aes, .aes, .ev1), (.aes, .ev2First, .ev2)])
-    func enciphered(_ type: DESFireCard.KeyType, _ scheme: TestReader.Scheme, _ generation: DESFireCard.Generation) throws {
+    func enciphered(_ type: DESFireCard.KeyType, _ scheme: DESFireTestReader.Scheme, _ generation: DESFireCard.Generation) throws {
         let card = Self.card(type, generation: generation, change: 2)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(2, .zero(type), scheme)
         try reader.changeFileSettings(1, mode: .full, access: 0x1EEE, enciphered: true)
@@ -47,20 +47,20 @@ struct DESFireFileSettingsTests {
         try reader.authenticate(1, .zero(type), scheme)
         try reader.changeFileSettings(1, mode: .plain, access: 0xEEEF, enciphered: false)
         #expect(card.image.application(Self.aid)?.file(1)?.access.change == 0xF)
-        #expect(throws: TestReader.Failure.status(0x9D), "Change is never now") { try reader.changeFileSettings(1, mode: .mac, access: 0xEEEE, enciphered: false) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D), "Change is never now") { try reader.changeFileSettings(1, mode: .mac, access: 0xEEEE, enciphered: false) }
     }
 
     @Test("ChangeFileSettings refused: no session (AE), another key (AE), a comm mode of 2 (9E); nothing changes")
     func refused() throws {
         let card = Self.card(.aes, generation: .ev1, change: 2)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         let before = card.image
         #expect(card.process(h("905F0000040100EEEE00")) == h("91AE"))
         try reader.authenticate(1, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.changeFileSettings(1, mode: .mac, access: 0xEEEE, enciphered: true) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.changeFileSettings(1, mode: .mac, access: 0xEEEE, enciphered: true) }
         try reader.authenticate(2, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.changeFileSettings(1, mode: DESFireCard.CommMode.plain, access: 0xEEEE, enciphered: true, rawMode: 2) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.changeFileSettings(1, mode: DESFireCard.CommMode.plain, access: 0xEEEE, enciphered: true, rawMode: 2) }
         #expect(card.image == before)
     }
 }

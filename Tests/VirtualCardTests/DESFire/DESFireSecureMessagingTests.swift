@@ -11,7 +11,7 @@ struct DESFireSecureMessagingTests {
     static let aid: UInt32 = 0x112233
 
     /// (key type, scheme, generation) for every way in.
-    static let schemes: [(DESFireCard.KeyType, TestReader.Scheme, DESFireCard.Generation, String)] = [
+    static let schemes: [(DESFireCard.KeyType, DESFireTestReader.Scheme, DESFireCard.Generation, String)] = [
         (.tdes, .legacy, .ev1, "DES, legacy 0A"),
         (.tdes, .iso, .ev1, "DES, ISO 1A"),
         (.tdes3, .iso, .ev1, "3K3DES, ISO 1A"),
@@ -44,7 +44,7 @@ struct DESFireSecureMessagingTests {
     func allModes(_ i: Int, _ mode: DESFireCard.CommMode) throws {
         let (type, scheme, generation, name) = Self.schemes[i]
         let (card, key1) = Self.card(type, mode, generation: generation)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         reader.frameLimit = 55
         try reader.select(Self.aid)
         try reader.authenticate(1, key1, scheme)
@@ -92,7 +92,7 @@ struct DESFireSecureMessagingTests {
     func nativeFraming(_ i: Int) throws {
         let (type, scheme, generation, _) = Self.schemes[i]
         let (card, key1) = Self.card(type, .full, generation: generation)
-        let reader = TestReader(card, wrapped: false)
+        let reader = DESFireTestReader(card, wrapped: false)
         try reader.select(Self.aid)
         try reader.authenticate(1, key1, scheme)
         try reader.writeData(1, Array("native".utf8), mode: .full)
@@ -105,21 +105,21 @@ struct DESFireSecureMessagingTests {
             var app = DESFireCard.Application(aid: Self.aid, keySettings: 0x0F, keyType: type, keyCount: 2)
             app.files = [DESFireCard.File(number: 1, commMode: .full, access: DESFireCard.AccessRights(0xEFFF), content: .standard(Array("Hello World".utf8)))]
             let card = DESFireCard(image: DESFireCard.Image(chip: DESFireCard.Chip(generation: generation), applications: [app]))
-            let reader = TestReader(card)
+            let reader = DESFireTestReader(card)
             try reader.select(Self.aid)
             try reader.authenticate(0, .zero(type), scheme)
             #expect(try reader.readData(1, length: 11, mode: .plain) == Array("Hello World".utf8), "\(name)")
             // The same read expecting enciphered data does not check out.
-            #expect(throws: TestReader.Failure.self) { _ = try reader.readData(1, length: 11, mode: .full) }
+            #expect(throws: DESFireTestReader.Failure.self) { _ = try reader.readData(1, length: 11, mode: .full) }
         }
     }
 
     @Test("EV2NonFirst keeps TI and the command counter, with new session keys; without an EV2 session it is refused")
     func ev2NonFirst() throws {
         let (card, key1) = Self.card(.aes, .mac, generation: .ev2)
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
-        #expect(throws: TestReader.Failure.status(0xAE)) { try reader.authenticate(1, key1, .ev2NonFirst) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { try reader.authenticate(1, key1, .ev2NonFirst) }
         try reader.authenticate(1, key1, .ev2First)
         let ti = reader.transactionIdentifier
         _ = try reader.readData(1, length: 10, mode: .mac)
@@ -145,10 +145,10 @@ struct DESFireSecureMessagingTests {
     func wrongKey() throws {
         for (type, scheme, generation, name) in Self.schemes {
             let (card, _) = Self.card(type, .plain, generation: generation)
-            let reader = TestReader(card)
+            let reader = DESFireTestReader(card)
             try reader.select(Self.aid)
             let wrong = DESFireCard.Key(type, bytes: [UInt8](repeating: 0x55, count: type.keyLength))
-            #expect(throws: TestReader.Failure.status(0xAE), "\(name)") { try reader.authenticate(1, wrong, scheme) }
+            #expect(throws: DESFireTestReader.Failure.status(0xAE), "\(name)") { try reader.authenticate(1, wrong, scheme) }
             #expect(!card.isAuthenticated)
         }
     }

@@ -89,59 +89,59 @@ struct DESFireStatusCodeTests {
         #expect(card.process(wrapped(0xBD, "09 000000 010000")) == h("91F0"))
         #expect(card.process(wrapped(0xBD, "02 000000 010000")) == h("919E"), "ReadData of a value file")
         // Creation needs the master key here; with it, a comm mode of 2, a file 32, are parameters out of range.
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.createStdFile(4, mode: .mac, access: 0xEEEE, size: 0) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.createStdFile(4, mode: .mac, access: 0xEEEE, size: 0) }
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xDE)) { try reader.createStdFile(1, mode: .plain, access: 0xEEEE, size: 8) }
+        #expect(throws: DESFireTestReader.Failure.status(0xDE)) { try reader.createStdFile(1, mode: .plain, access: 0xEEEE, size: 8) }
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.command(0xCD, h("20 00 EEEE 080000")) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.command(0xCD, h("20 00 EEEE 080000")) }
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.command(0xCD, h("04 02 EEEE 080000")) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.command(0xCD, h("04 02 EEEE 080000")) }
         // At the PICC level: an existing AID, 15 keys.
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
-        #expect(throws: TestReader.Failure.status(0xDE)) { try reader.createApplication(Self.aid, keys: 1, type: .aes) }
+        #expect(throws: DESFireTestReader.Failure.status(0xDE)) { try reader.createApplication(Self.aid, keys: 1, type: .aes) }
         try reader.authenticate(0, .zero(.tdes), .legacy)
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.command(0xCA, h("010203 0F 0F")) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.command(0xCA, h("010203 0F 0F")) }
     }
 
     @Test("AE authentication error and 9D permission denied: a key needed and not in use, a right set to never, the PICC level for a file command, FormatPICC disabled, settings frozen")
     func accessCodes() throws {
         let card = Self.card()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
-        #expect(throws: TestReader.Failure.status(0xAE)) { _ = try reader.readData(1, length: 4, mode: .mac) }
-        #expect(throws: TestReader.Failure.status(0xAE)) { _ = try reader.getCardUID() }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { _ = try reader.readData(1, length: 4, mode: .mac) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE)) { _ = try reader.getCardUID() }
         try reader.authenticate(0, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xAE), "key 0 is not the read key") { _ = try reader.readData(1, length: 4, mode: .mac) }
+        #expect(throws: DESFireTestReader.Failure.status(0xAE), "key 0 is not the read key") { _ = try reader.readData(1, length: 4, mode: .mac) }
         try reader.authenticate(1, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0x9D), "write is never") { try reader.writeData(1, [1], mode: .mac) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D), "write is never") { try reader.writeData(1, [1], mode: .mac) }
         try reader.select(0)
-        #expect(throws: TestReader.Failure.status(0x9D)) { _ = try reader.readData(1, length: 4, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D)) { _ = try reader.readData(1, length: 4, mode: .plain) }
         try reader.authenticate(0, .zero(.tdes), .iso)
         try reader.command(0x5C, [0x00, 0x01], send: .enciphered(header: 1))
-        #expect(throws: TestReader.Failure.status(0x9D), "FormatPICC disabled by SetConfiguration") { try reader.format() }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D), "FormatPICC disabled by SetConfiguration") { try reader.format() }
         try reader.authenticate(0, .zero(.tdes), .iso)
         try reader.changeKeySettings(0x07)
-        #expect(throws: TestReader.Failure.status(0x9D), "configuration frozen") { try reader.changeKeySettings(0x0F) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D), "configuration frozen") { try reader.changeKeySettings(0x0F) }
         #expect(card.image.masterKeySettings == 0x07)
     }
 
     @Test("1E integrity: a flipped CMAC (EV1), a flipped CRC32 (EV1 full), a flipped legacy MAC, a flipped EV2 MAC; nothing is written")
     func integrity() throws {
-        for (scheme, generation, mode) in [(TestReader.Scheme.aes, DESFireCard.Generation.ev1, DESFireCard.CommMode.mac), (.aes, .ev1, .full),
+        for (scheme, generation, mode) in [(DESFireTestReader.Scheme.aes, DESFireCard.Generation.ev1, DESFireCard.CommMode.mac), (.aes, .ev1, .full),
                                            (.ev2First, .ev2, .mac), (.ev2First, .ev2, .full)] {
             var app = DESFireCard.Application(aid: Self.aid, keySettings: 0x0F, keyType: .aes, keyCount: 2)
             app.files = [DESFireCard.File(number: 4, commMode: mode, access: DESFireCard.AccessRights(read: 1, write: 1, readWrite: 1, change: 0),
                                           content: .standard([UInt8](repeating: 0, count: 16)))]
             let card = DESFireCard(image: DESFireCard.Image(chip: DESFireCard.Chip(generation: generation), applications: [app]))
-            let reader = TestReader(FlippingCard(card, ins: 0x3D, at: -2))
+            let reader = DESFireTestReader(FlippingCard(card, ins: 0x3D, at: -2))
             try reader.select(Self.aid)
             try reader.authenticate(1, .zero(.aes), scheme)
             let before = card.image
-            #expect(throws: TestReader.Failure.status(0x1E), "\(scheme) \(mode)") { try reader.writeData(4, Array("changed".utf8), mode: mode) }
+            #expect(throws: DESFireTestReader.Failure.status(0x1E), "\(scheme) \(mode)") { try reader.writeData(4, Array("changed".utf8), mode: mode) }
             #expect(card.image == before)
             #expect(!card.isAuthenticated)
         }
@@ -152,10 +152,10 @@ struct DESFireStatusCodeTests {
             app.files = [DESFireCard.File(number: 1, commMode: mode, access: DESFireCard.AccessRights(read: 0, write: 0, readWrite: 0, change: 0),
                                           content: .standard([UInt8](repeating: 0, count: 16)))]
             let card = DESFireCard(image: DESFireCard.Image(applications: [app]))
-            let reader = TestReader(FlippingCard(card, ins: 0x3D, at: -2))
+            let reader = DESFireTestReader(FlippingCard(card, ins: 0x3D, at: -2))
             try reader.select(Self.aid)
             try reader.authenticate(0, .zero(.tdes), .legacy)
-            #expect(throws: TestReader.Failure.status(0x1E), "legacy \(mode)") { try reader.writeData(1, Array("legacy".utf8), mode: mode) }
+            #expect(throws: DESFireTestReader.Failure.status(0x1E), "legacy \(mode)") { try reader.writeData(1, Array("legacy".utf8), mode: mode) }
             #expect(card.image.application(Self.aid)?.file(1)?.content == .standard([UInt8](repeating: 0, count: 16)))
         }
     }
@@ -166,11 +166,11 @@ struct DESFireStatusCodeTests {
         app.files = [DESFireCard.File(number: 4, commMode: .full, access: DESFireCard.AccessRights(read: 1, write: 1, readWrite: 1, change: 0),
                                       content: .standard([UInt8](repeating: 0, count: 16)))]
         let card = DESFireCard(image: DESFireCard.Image(chip: DESFireCard.Chip(generation: .ev2), applications: [app]))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(1, .zero(.aes), .ev2First)
         reader.ev2ZeroPadding = true
-        #expect(throws: TestReader.Failure.status(0x1E)) { try reader.writeData(4, Array("padded badly".utf8), mode: .full) }
+        #expect(throws: DESFireTestReader.Failure.status(0x1E)) { try reader.writeData(4, Array("padded badly".utf8), mode: .full) }
         reader.ev2ZeroPadding = false
         try reader.authenticate(1, .zero(.aes), .ev2First)
         try reader.writeData(4, Array("padded well".utf8), mode: .full)
@@ -182,27 +182,27 @@ struct DESFireStatusCodeTests {
         _ = card.process(Self.select)
         #expect(card.process(wrapped(0x6C, "02")).suffix(2) == [0x91, 0x00])
         #expect(card.process(wrapped(0x0C, "02 5B000000")) == h("91BE"))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(1, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xBE)) { _ = try reader.readData(1, offset: 30, length: 4, mode: .mac) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { _ = try reader.readData(1, offset: 30, length: 4, mode: .mac) }
         try reader.authenticate(1, .zero(.aes), .aes)
-        #expect(throws: TestReader.Failure.status(0xBE)) { try reader.writeData(3, offset: 31, [1, 2], mode: .full) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { try reader.writeData(3, offset: 31, [1, 2], mode: .full) }
     }
 
     @Test("CE count: the 29th application; 0E out of EEPROM: a file larger than the free memory")
     func countAndMemory() throws {
         let card = DESFireCard(image: .factory(DESFireCard.Chip(storage: .kb8)))
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
         for aid in 1...28 { try reader.createApplication(UInt32(aid), keys: 1, type: .tdes) }
-        #expect(throws: TestReader.Failure.status(0xCE)) { try reader.createApplication(29, keys: 1, type: .tdes) }
+        #expect(throws: DESFireTestReader.Failure.status(0xCE)) { try reader.createApplication(29, keys: 1, type: .tdes) }
         try reader.authenticate(0, .zero(.tdes), .legacy)
         let free = try reader.freeMemory()
         try reader.select(1)
         try reader.authenticate(0, .zero(.tdes), .legacy)
-        #expect(throws: TestReader.Failure.status(0x0E)) { try reader.createStdFile(1, mode: .plain, access: 0xEEEE, size: free + 1) }
+        #expect(throws: DESFireTestReader.Failure.status(0x0E)) { try reader.createStdFile(1, mode: .plain, access: 0xEEEE, size: free + 1) }
         try reader.authenticate(0, .zero(.tdes), .legacy)
         try reader.createStdFile(1, mode: .plain, access: 0xEEEE, size: free)
         #expect(try reader.freeMemory() == 0)
@@ -211,26 +211,26 @@ struct DESFireStatusCodeTests {
     @Test("EE: an EEPROM write that fails (injected) changes nothing; F1: a damaged file (injected) answers file integrity error")
     func injectedFaults() throws {
         let card = Self.card()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         card.inject(.eepromError)
-        #expect(throws: TestReader.Failure.status(0xEE)) { try reader.value(0x0C, 2, 5, mode: .plain); _ = try reader.commit() }
+        #expect(throws: DESFireTestReader.Failure.status(0xEE)) { try reader.value(0x0C, 2, 5, mode: .plain); _ = try reader.commit() }
         #expect(try reader.getValue(2, mode: .plain) == 10)
         try reader.value(0x0C, 2, 5, mode: .plain)
         #expect(try reader.commit() == 0x00)
         #expect(try reader.getValue(2, mode: .plain) == 15)
         card.inject(.fileIntegrity(aid: Self.aid, file: 2))
-        #expect(throws: TestReader.Failure.status(0xF1)) { _ = try reader.getValue(2, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xF1)) { _ = try reader.getValue(2, mode: .plain) }
     }
 
     @Test("after an error the card holds no session and no pending transaction")
     func errorEndsSession() throws {
         let card = Self.card()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(Self.aid)
         try reader.authenticate(1, .zero(.aes), .aes)
         try reader.value(0x0C, 2, 5, mode: .plain)
-        #expect(throws: TestReader.Failure.status(0xF0)) { _ = try reader.readData(7, length: 1, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xF0)) { _ = try reader.readData(7, length: 1, mode: .plain) }
         #expect(!card.isAuthenticated)
         #expect(!card.hasPendingTransaction)
     }

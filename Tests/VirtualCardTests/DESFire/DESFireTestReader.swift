@@ -7,7 +7,7 @@ import VirtualCard
 /// (libfreefare's mifare_desfire.c behaviour, the RFDoorLock traces, AN12196) but from the other
 /// side and in another shape, so the emulator's secure messaging is checked by a peer and not by
 /// itself. Every MAC and CRC the card sends is checked; a mismatch is a `Failure.integrity`.
-final class TestReader {
+final class DESFireTestReader {
     enum Scheme { case legacy, iso, aes, ev2First, ev2NonFirst }
 
     enum Failure: Error, Equatable, CustomStringConvertible {

@@ -12,9 +12,9 @@ struct DESFireTransactionTests {
     /// libfreefare test_mifare_desfire's application A: free access everywhere (EEEE), a standard
     /// file 15 (100 bytes), a backup file 5 (64 bytes), a value file 4 (0…1000), a cyclic record
     /// file 0 (4-byte records, 10 at most).
-    static func card() throws -> (DESFireCard, TestReader) {
+    static func card() throws -> (DESFireCard, DESFireTestReader) {
         let card = DESFireCard.factory()
-        let reader = TestReader(card)
+        let reader = DESFireTestReader(card)
         try reader.select(0)
         try reader.authenticate(0, .zero(.tdes), .legacy)
         try reader.createApplication(aid, settings: 0xFF, keys: 1, type: .tdes)
@@ -49,7 +49,7 @@ struct DESFireTransactionTests {
             #expect(try reader.readRecords(0, count: 1, recordSize: 4, mode: .plain) == Array("r.".utf8) + text)
         }
         // LimitedCredit is off for this file; the last transaction's debit is kept (97) all the same.
-        #expect(throws: TestReader.Failure.status(0x9D)) { try reader.value(0x1C, 4, 20, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D)) { try reader.value(0x1C, 4, 20, mode: .plain) }
         let settings = try reader.getFileSettings(4)
         #expect(Array(settings.suffix(5)) == [97, 0, 0, 0, 0])
         let cyclic = try reader.getFileSettings(0)
@@ -68,18 +68,18 @@ struct DESFireTransactionTests {
         card.reset()
         #expect(!card.hasPendingTransaction)
         #expect(!card.isAuthenticated)
-        let again = TestReader(card)
+        let again = DESFireTestReader(card)
         try again.select(Self.aid)
         #expect(try again.commit() == 0x0C)
         #expect(try again.readData(15, length: 8, mode: .plain) == Array("standard".utf8))
         #expect(try again.readData(5, length: 6, mode: .plain) == [UInt8](repeating: 0, count: 6))
         #expect(try again.getValue(4, mode: .plain) == 0)
-        #expect(throws: TestReader.Failure.status(0xBE), "no record was committed") { _ = try again.readRecords(0, count: 1, recordSize: 4, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE), "no record was committed") { _ = try again.readRecords(0, count: 1, recordSize: 4, mode: .plain) }
         // Committed, then pulled: kept.
         try again.writeData(5, Array("kept".utf8), mode: .plain)
         #expect(try again.commit() == 0x00)
         card.reset()
-        let third = TestReader(card)
+        let third = DESFireTestReader(card)
         try third.select(Self.aid)
         #expect(try third.readData(5, length: 4, mode: .plain) == Array("kept".utf8))
     }
@@ -99,7 +99,7 @@ struct DESFireTransactionTests {
         try reader.select(Self.aid)
         #expect(try reader.commit() == 0x0C)
         try reader.value(0x0C, 4, 10, mode: .plain)
-        #expect(throws: TestReader.Failure.status(0xF0)) { _ = try reader.readData(9, length: 1, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xF0)) { _ = try reader.readData(9, length: 1, mode: .plain) }
         #expect(try reader.commit() == 0x0C, "the error aborted the transaction")
         #expect(try reader.getValue(4, mode: .plain) == 0)
     }
@@ -112,31 +112,31 @@ struct DESFireTransactionTests {
             try reader.writeRecord(1, Array(r.utf8), mode: .plain)
             #expect(try reader.commit() == 0x00)
         }
-        #expect(throws: TestReader.Failure.status(0xBE)) { try reader.writeRecord(1, Array("3rd".utf8), mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { try reader.writeRecord(1, Array("3rd".utf8), mode: .plain) }
         try reader.clearRecordFile(1)
-        #expect(throws: TestReader.Failure.status(0x9D)) { try reader.writeRecord(1, Array("new".utf8), mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9D)) { try reader.writeRecord(1, Array("new".utf8), mode: .plain) }
         #expect(try reader.commit() == 0x0C, "the refusal aborted the clearing too")
         #expect(try reader.readRecords(1, count: 2, recordSize: 3, mode: .plain) == Array("onetwo".utf8), "the records are still there")
         try reader.clearRecordFile(1)
         #expect(try reader.commit() == 0x00)
-        #expect(throws: TestReader.Failure.status(0xBE)) { _ = try reader.readRecords(1, count: 1, recordSize: 3, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { _ = try reader.readRecords(1, count: 1, recordSize: 3, mode: .plain) }
     }
 
     @Test("value limits: above the upper limit or below the lower one is BE; LimitedCredit up to the debits of the last transaction, then no more")
     func valueLimits() throws {
         let (_, reader) = try Self.card()
         try reader.createValueFile(2, mode: .plain, access: 0xEEEE, lower: -10, upper: 100, value: 50, options: 0x01)
-        #expect(throws: TestReader.Failure.status(0xBE)) { try reader.value(0x0C, 2, 51, mode: .plain) }
-        #expect(throws: TestReader.Failure.status(0xBE)) { try reader.value(0xDC, 2, 61, mode: .plain) }
-        #expect(throws: TestReader.Failure.status(0x9E)) { try reader.value(0x0C, 2, -1, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { try reader.value(0x0C, 2, 51, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { try reader.value(0xDC, 2, 61, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0x9E)) { try reader.value(0x0C, 2, -1, mode: .plain) }
         try reader.value(0xDC, 2, 30, mode: .plain)
         try reader.value(0xDC, 2, 5, mode: .plain)
         #expect(try reader.commit() == 0x00)
-        #expect(throws: TestReader.Failure.status(0xBE)) { try reader.value(0x1C, 2, 36, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE)) { try reader.value(0x1C, 2, 36, mode: .plain) }
         try reader.value(0x1C, 2, 35, mode: .plain)
         #expect(try reader.commit() == 0x00)
         #expect(try reader.getValue(2, mode: .plain) == 50)
-        #expect(throws: TestReader.Failure.status(0xBE), "used up") { try reader.value(0x1C, 2, 1, mode: .plain) }
+        #expect(throws: DESFireTestReader.Failure.status(0xBE), "used up") { try reader.value(0x1C, 2, 1, mode: .plain) }
     }
 }
 
