@@ -57,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded SUN counter store: one SQLite file, for one verifier machine.
         .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"]),
+        // The emulated cards; the eMRTD chip's PACE, chip/active authentication and specimen (X.509, CMS)
+        // take their EC, DH and RSA arithmetic from libcrypto.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN", "CardCrypto", "COpenSSL"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
