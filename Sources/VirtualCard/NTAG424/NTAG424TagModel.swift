@@ -40,12 +40,12 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         var files: [UInt8: File]
         var selectedFile: UInt8?
         var readCounter = 0
-        // Authentication in progress, then the session.
-        var pendingAuth: (key: Int, rndB: [UInt8], first: Bool)?
+        // Authentication in progress, then the session (EV2 secure messaging, shared with the
+        // DESFire emulator). The session's TI and counter outlive `authenticated`, as on the chip:
+        // AuthenticateEV2NonFirst continues them.
+        var pendingAuth: EV2ChipAuthentication?
         var authenticated: Int?
-        var ti: [UInt8] = []
-        var sesENC: [UInt8] = [], sesMAC: [UInt8] = []
-        var cmdCtr = 0
+        var session: EV2ChipSession?
         var versionFrame = 0
         var failedAuthentications = 0
     }
@@ -274,51 +274,36 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         let key = Int(c.data[0])
         guard key < 5 else { return Self.err(0x40) }
         guard first || s.authenticated != nil else { return Self.err(0xAE) }
-        let rndB = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        s.pendingAuth = (key, rndB, first)
-        return ResponseAPDU(data: try! (try! AES128(key: s.keys[key])).cbcEncrypt(rndB), statusWord: Self.more)
+        let auth = EV2ChipAuthentication(keyNumber: UInt8(key), first: first, key: s.keys[key], rndB: (0..<16).map { _ in UInt8.random(in: 0...255) })
+        guard let challenge = auth.challenge() else { return Self.err(0x1E) }
+        s.pendingAuth = auth
+        return ResponseAPDU(data: challenge, statusWord: Self.more)
     }
 
     func authenticatePart2(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {
-        guard let (key, rndB, first) = s.pendingAuth else { return Self.err(0xAE) }
+        guard let auth = s.pendingAuth else { return Self.err(0xAE) }
         s.pendingAuth = nil
         s.authenticated = nil
         guard c.data.count == 32 else { return Self.err(0x7E) }
-        let k = try! AES128(key: s.keys[key])
-        let plain = try! k.cbcDecrypt(c.data)
-        let rndA = Array(plain[0..<16])
-        guard constantTimeEqual(Array(plain[16..<32]), Array(rndB[1...]) + [rndB[0]]) else {
+        // PDcap2 and PCDcap2 are answered as zeros.
+        let ti = auth.first ? (0..<4).map { _ in UInt8.random(in: 0...255) } : []
+        switch auth.respond(to: c.data, transactionIdentifier: ti, previous: s.session, capabilities: [UInt8](repeating: 0, count: 12)) {
+        case .refused:
             s.failedAuthentications += 1
             return Self.err(0xAE)
+        case let .authenticated(answer, session):
+            s.session = session
+            s.authenticated = Int(auth.keyNumber)
+            return ResponseAPDU(data: answer, statusWord: Self.ok)
         }
-        var mix = Array(rndA[0..<2])
-        for i in 0..<6 { mix.append(rndA[2 + i] ^ rndB[i]) }
-        mix += rndB[6...] + rndA[8...]
-        s.sesENC = k.cmac([0xA5, 0x5A, 0x00, 0x01, 0x00, 0x80] + mix)
-        s.sesMAC = k.cmac([0x5A, 0xA5, 0x00, 0x01, 0x00, 0x80] + mix)
-        s.authenticated = key
-        if first {
-            s.ti = (0..<4).map { _ in UInt8.random(in: 0...255) }
-            s.cmdCtr = 0
-            return ResponseAPDU(data: try! k.cbcEncrypt(s.ti + Array(rndA[1...]) + [rndA[0]] + [UInt8](repeating: 0, count: 12)), statusWord: Self.ok)
-        }
-        return ResponseAPDU(data: try! k.cbcEncrypt(Array(rndA[1...]) + [rndA[0]]), statusWord: Self.ok)
-    }
-
-    var ctrBytes: (State) -> [UInt8] { { s in [UInt8(s.cmdCtr & 0xFF), UInt8(s.cmdCtr >> 8 & 0xFF)] } }
-
-    func truncatedMAC(_ s: State, _ data: [UInt8]) -> [UInt8] {
-        let full = (try! AES128(key: s.sesMAC)).cmac(data)
-        return stride(from: 1, to: 16, by: 2).map { full[$0] }
     }
 
     /// Checks a MAC or FULL command's MAC; returns the header and the (decrypted, unpadded)
     /// data, or the error to answer. `headerLength`: bytes of the command header (in clear).
     func open(_ c: CommandAPDU, headerLength: Int, mode: UInt8, _ s: inout State) -> Result<(header: [UInt8], data: [UInt8]), Refusal> {
-        guard s.authenticated != nil else { return .failure(Refusal(Self.err(0xAE))) }
+        guard s.authenticated != nil, let session = s.session else { return .failure(Refusal(Self.err(0xAE))) }
         guard c.data.count >= headerLength + 8 else { return .failure(Refusal(Self.err(0x7E))) }
-        let body = Array(c.data.dropLast(8)), mac = Array(c.data.suffix(8))
-        guard constantTimeEqual(truncatedMAC(s, [c.ins] + ctrBytes(s) + s.ti + body), mac) else {
+        guard let body = session.verifyCommand(command: c.ins, c.data) else {
             s.authenticated = nil
             return .failure(Refusal(Self.err(0x1E)))
         }
@@ -326,9 +311,8 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         var data = Array(body.dropFirst(headerLength))
         if mode == 3, !data.isEmpty {
             guard data.count % 16 == 0 else { return .failure(Refusal(Self.err(0x7E))) }
-            let enc = try! AES128(key: s.sesENC)
-            let iv = enc.encrypt(block: [0xA5, 0x5A] + s.ti + ctrBytes(s) + [UInt8](repeating: 0, count: 8))
-            data = try! enc.cbcDecrypt(data, iv: iv)
+            guard let deciphered = session.decryptCommandPadded(data) else { return .failure(Refusal(Self.err(0x1E))) }
+            data = deciphered
             guard let marker = data.lastIndex(where: { $0 != 0 }), data[marker] == 0x80 else { return .failure(Refusal(Self.err(0x1E))) }
             data.removeSubrange(marker...)
         }
@@ -338,18 +322,16 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     /// The answer `data` in `mode` with the counter moved on: MACed (and encrypted in FULL). The
     /// return code (SW2) is the first byte of the answer's MAC input: 00 for `91 00`.
     func seal(_ data: [UInt8], mode: UInt8, returnCode: UInt8 = 0x00, _ s: inout State) -> ResponseAPDU {
-        s.cmdCtr += 1
+        s.session?.advance()
         let status = StatusWord(0x91, returnCode)
-        guard mode != 0, s.authenticated != nil else { return ResponseAPDU(data: data, statusWord: status) }
+        guard mode != 0, s.authenticated != nil, let session = s.session else { return ResponseAPDU(data: data, statusWord: status) }
         var body = data
         if mode == 3, !data.isEmpty {
-            var padded = data + [0x80]
-            while padded.count % 16 != 0 { padded.append(0) }
-            let enc = try! AES128(key: s.sesENC)
-            let iv = enc.encrypt(block: [0x5A, 0xA5] + s.ti + ctrBytes(s) + [UInt8](repeating: 0, count: 8))
-            body = try! enc.cbcEncrypt(padded, iv: iv)
+            guard let enciphered = session.encryptResponse(data) else { return Self.err(0x1E) }
+            body = enciphered
         }
-        return ResponseAPDU(data: body + truncatedMAC(s, [returnCode] + ctrBytes(s) + s.ti + body), statusWord: status)
+        guard let mac = session.responseMAC(status: returnCode, body: body) else { return Self.err(0x1E) }
+        return ResponseAPDU(data: body + mac, statusWord: status)
     }
 
     func getFileSettings(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {
@@ -425,7 +407,7 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
             s.keyVersions[0] = data[16]
             // The session ends with the key it was opened with; the answer has no MAC.
             s.authenticated = nil
-            s.cmdCtr += 1
+            s.session?.advance()
             return ResponseAPDU(statusWord: Self.ok)
         }
         guard data.count == 21 else { return Self.err(0x7E) }
