@@ -1,6 +1,12 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// libcrypto and libsqlite3 linked from their archives (libssl-dev, libsqlite3-dev ship them): as
+// shared libraries they cost every start of the tool ~4,900 symbol lookups for their own tables,
+// whatever the command (`apdu sw` uses neither); static, those references are resolved at link
+// time. Scripts/bench startup measures it.
+let staticCrypto: [LinkerSetting] = [.linkedLibrary(":libcrypto.a"), .linkedLibrary("pthread"), .linkedLibrary("dl")]
+
 let package = Package(
     name: "swift-apdu",
     products: [
@@ -34,7 +40,6 @@ let package = Package(
         // ECDSA on secp128r1 (NXP originality signatures), which swift-crypto lacks.
         .systemLibrary(
             name: "COpenSSL",
-            pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "PCSC", dependencies: ["CPCSCLite"]),
@@ -45,18 +50,18 @@ let package = Package(
         .target(name: "ISO7816"),
         // The ciphers, MACs, hashes and CRCs of card protocols (DES, 3DES, AES, CMAC, retail MAC):
         // libcrypto, shared by secure messaging (NTAG 424, DESFire, passports) and the emulators.
-        .target(name: "CardCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "CardCrypto", dependencies: ["COpenSSL"], linkerSettings: staticCrypto),
         .target(name: "NDEF"),
         .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL", "SUN"]),
         // Passports and ID cards (ICAO 9303): MRZ, LDS, BAC, PACE, secure messaging, passive, active
         // and chip authentication over any APDU channel; libcrypto, no reader stack.
         .target(name: "MRTD", dependencies: ["ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
-        .target(name: "SUN", dependencies: ["COpenSSL"]),
+        .target(name: "SUN", dependencies: ["COpenSSL"], linkerSettings: staticCrypto),
         // SQLite (libsqlite3) for the SUN replay counters.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded SUN counter store: one SQLite file, for one verifier machine.
-        .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"]),
+        .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"], linkerSettings: [.linkedLibrary(":libsqlite3.a"), .linkedLibrary("m")]),
         // The emulated cards; the eMRTD chip's PACE, chip/active authentication and specimen (X.509, CMS)
         // take their EC, DH and RSA arithmetic from libcrypto.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN", "CardCrypto", "COpenSSL"]),
