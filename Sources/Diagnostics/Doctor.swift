@@ -1,3 +1,5 @@
+// `apdu doctor`'s checks: pcscd, its socket, readers and drivers, the kernel's NFC modules, CCID
+// escape, polkit and exclusive holders, each a finding with its fix.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

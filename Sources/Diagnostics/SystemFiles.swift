@@ -1,3 +1,4 @@
+// Read-only access to /proc, /sys, /etc and /usr under a root that tests can point elsewhere.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,6 @@
+// APDU scripts in pcsc-tools' `scriptor` format, with expected status words and native `tag`
+// frames, parsed with bounded lines.
+
 /// A script in pcsc-tools' `scriptor` format, plus an optional expected status word per APDU:
 ///
 /// ```

@@ -1,3 +1,6 @@
+// The answer to reset parsed (ISO/IEC 7816-3 §8), with PC/SC Part 3 storage-card fields and
+// names from pcsc-tools' list.
+
 /// An answer to reset (ISO/IEC 7816-3 §8), parsed: TS, T0, the interface bytes, protocols,
 /// historical bytes, TCK, and PC/SC Part 3 storage-card fields when present.
 public struct ATR: Hashable, Sendable {

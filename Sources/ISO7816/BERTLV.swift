@@ -1,3 +1,6 @@
+// BER-TLV (ISO/IEC 7816-4 §5.2): decoding that never reads past its input, length encoding,
+// and trees for people.
+
 /// One BER-TLV data object (ISO/IEC 7816-4 §5.2), with its children when constructed.
 public struct TLV: Hashable, Sendable {
     /// The tag bytes as encoded (1–4 bytes).

@@ -1,3 +1,6 @@
+// The channel a command APDU travels over, and `APDUTransport`, which does what ISO 7816 leaves
+// to the host: GET RESPONSE, Le correction, extended length or chaining.
+
 /// Something that carries one command APDU to a card and brings back its answer: a PC/SC
 /// card handle, an emulated card, a recorded transcript. `ISO7816`, `NFCTags` and the tools
 /// above them work over any channel.

@@ -1,3 +1,6 @@
+// The command APDU (ISO/IEC 7816-3 §12.1, 7816-4 §5.1): its four cases, short and extended
+// encoding, and parsing.
+
 /// A command APDU (ISO/IEC 7816-3 §12.1, 7816-4 §5.1): header, optional data, optional Ne.
 ///
 /// `ne` is the number of response bytes wanted: `nil` when there is no Le field, 1…256 in

@@ -1,3 +1,5 @@
+// Hex text to bytes and back, as people type it, with errors that give the character's position.
+
 /// Hex text ↔ bytes, as people type it: either case, with spaces, tabs, colons or dashes
 /// between bytes or digits.
 public enum Hex {

@@ -1,3 +1,5 @@
+// Which commands carry a PIN or key, and their hex with those bytes shown as `**`.
+
 /// Which commands carry a secret, and how to show them without it: for traces, recordings and
 /// logs of what was sent.
 public enum Redaction {

@@ -1,3 +1,5 @@
+// The allowlist of AIDs that SELECT by DF name may reach, checked before a command is sent.
+
 /// An allowlist of application identifiers for SELECT by DF name, the desktop twin of iOS's
 /// `com.apple.developer.nfc.readersession.iso7816.select-identifiers`.
 ///

@@ -1,3 +1,6 @@
+// The status word (ISO/IEC 7816-4 §5.6) with what each defined value means, and the response
+// APDU it ends.
+
 /// SW1SW2, the status word that ends every response (ISO/IEC 7816-4 §5.6).
 ///
 /// Any 16-bit value is kept as is; `meaning` explains the ones ISO 7816-4 defines and says

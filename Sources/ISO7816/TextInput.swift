@@ -1,3 +1,6 @@
+// Text input made uniform before parsing: the UTF-8 byte order mark dropped, CRLF and CR turned
+// into LF.
+
 /// Text files and pipes as people really save them: LF, CRLF or CR line ends, with or without a
 /// UTF-8 byte order mark. Every text input (scripts, allowlists, hex files) goes through here.
 ///

@@ -1,3 +1,5 @@
+// Whether iOS background tag reading acts on a message, judged from its first URI.
+
 /// Whether an iPhone acts on a tag in background tag reading, as iOS decides it.
 ///
 /// iOS looks at the first URI of the message: the first URI record, or the URI of a first Smart

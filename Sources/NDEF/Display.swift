@@ -1,3 +1,5 @@
+// NDEF messages shown in a terminal: one line a record, every piece of tag text escaped.
+
 /// Text from a tag made fit for a terminal.
 public enum TerminalText {
     /// `text` with every control character (C0, DEL, C1) and bidi/format control shown as an

@@ -1,3 +1,6 @@
+// The NDEF message (NFC Forum NDEF 1.0): strict and relaxed decoding, chunks joined, and
+// encoding.
+
 /// An NDEF message: one or more records (NFC Forum NDEF 1.0).
 public struct NDEFMessage: Hashable, Sendable {
     public var records: [NDEFRecord]

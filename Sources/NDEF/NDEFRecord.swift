@@ -1,3 +1,5 @@
+// The NDEF record, its type name format, and the error that names the broken rule and where.
+
 /// The type name format of a record (NFC Forum NDEF 1.0 §3.2.6).
 public enum TNF: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case empty = 0, wellKnown = 1, media = 2, absoluteURI = 3, external = 4, unknown = 5, unchanged = 6, reserved = 7

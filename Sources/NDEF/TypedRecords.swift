@@ -1,3 +1,6 @@
+// The record types this library knows (URI, Text, Smart Poster, MIME, external, Android
+// application): building them and reading what they mean.
+
 /// URI identifier codes (NFC Forum URI RTD 1.0, Table 3): the prefix each code stands for.
 public enum URIPrefix {
     public static let table: [String] = [

@@ -1,3 +1,5 @@
+// A card connection over pcsclite (`SCARDHANDLE`): transmit, control, attributes, status,
+// reconnect and transactions.
 internal import CPCSCLite
 
 /// A connection to the card in one reader: wraps `SCARDHANDLE`.

@@ -1,3 +1,6 @@
+// A process-wide hook that learns each connect and reconnect with the card's ATR, for
+// `apdu --record`.
+
 /// A process-wide view of connections, for recordings (`apdu --record`): each time a card is
 /// connected or reconnected, the handler learns the reader and the card's ATR. With no handler
 /// (the default) nothing is asked of pcscd.

@@ -1,3 +1,5 @@
+// A pcsclite resource manager context (`SCARDCONTEXT`): reader lists, status-change waits and
+// connects.
 internal import CPCSCLite
 #if canImport(Glibc)
 import Glibc

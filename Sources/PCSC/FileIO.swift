@@ -1,3 +1,4 @@
+// Whole-file reads and writes by plain system calls, for the modules that keep Foundation out.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,5 @@
+// The lock that groups pcsclite calls so concurrent connects, disconnects and card calls never
+// race on its unlocked handle lists.
 import Glibc
 
 /// Makes pcsclite's client library safe for cards used on several threads at once.

@@ -1,3 +1,5 @@
+// pcsclite's multi-string (NUL-separated, ended by an empty string) split into Swift strings.
+
 /// pcsclite's multi-string: NUL-terminated strings one after another, ended by an empty one.
 enum MultiString {
     /// Splits a multi-string buffer into its strings, each decoded as UTF-8 without trimming,

@@ -1,3 +1,6 @@
+// The PC/SC option values as small structs: scope, share mode, protocols, disposition, reader
+// and card state flags, and attribute identifiers.
+
 /// The scope of a resource manager context (`SCARD_SCOPE_*`). pcsclite treats them alike.
 public struct Scope: RawRepresentable, Hashable, Sendable {
     public let rawValue: UInt32

@@ -1,3 +1,5 @@
+// pcsclite's return codes as `PCSCError`, a struct over the raw code with a named value per
+// `SCARD_*` constant, and the one check every call goes through.
 internal import CPCSCLite
 
 /// An error code returned by pcsclite.

@@ -1,3 +1,5 @@
+// Which pcsc-lite the process uses: the headers' release, the loaded file and the Debian
+// package version.
 internal import CPCSCLite
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,6 @@
+// PC/SC Part 10 reader features and TLV properties: control codes and the parsing of their
+// answers.
+
 /// PC/SC Part 10 reader features, learned from `CM_IOCTL_GET_FEATURE_REQUEST`.
 public struct Feature: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8

@@ -1,3 +1,5 @@
+// One reader's entry in a status-change wait: what the caller knew, and what pcscd reports.
+
 /// One reader's entry in a `Context.statusChange(_:timeout:)` wait.
 ///
 /// Set `currentState`/`currentEventCount` to what you know (or leave them unaware to learn

@@ -1,3 +1,5 @@
+// AES-128 on libcrypto for SUN and EV2: block, CBC and CMAC, the AN10922 diversification step,
+// and the constant-time comparison of MACs.
 internal import COpenSSL
 import Synchronization
 

@@ -1,3 +1,6 @@
+// NXP's Leakage Resilient Primitive (AN12304) for the verifier side: LRP evaluation, LRICB and
+// CMAC_LRP.
+
 /// NXP's Leakage Resilient Primitive (AN12304), as NTAG 424 DNA uses it in LRP mode: the key's
 /// sixteen plaintexts and its updated keys (algorithms 1 and 2), the evaluation over the input's
 /// nibbles (algorithm 3, m = 4), LRICB decryption with a counter and CMAC_LRP.

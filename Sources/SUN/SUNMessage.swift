@@ -1,3 +1,6 @@
+// A tap's SUN message and its verification: SDM keys, AN10922 diversification, the URL parsed
+// by template, PICC data decrypted, the SDMMAC checked.
+
 /// Why a SUN message was not accepted, in words a person (or a log) can act on. Never carries
 /// key material.
 public struct SUNError: Error, Hashable, Sendable, CustomStringConvertible {

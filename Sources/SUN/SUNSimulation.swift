@@ -1,3 +1,5 @@
+// A tap's URL made from SDM keys, UID and counter, for tests and load generation without a tag.
+
 extension SDMKeys {
     /// The URL a tag with these keys serves on a tap (AES mode, `e={picc}&c={mac}`): PICC data
     /// with the UID and `counter` encrypted under the meta-read key, and the SDMMAC from the

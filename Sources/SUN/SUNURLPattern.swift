@@ -1,3 +1,6 @@
+// SUN URL templates with placeholders (`{picc}`, `{uid}`, `{ctr}`, `{file}`, `{mac}`): checked
+// once, then matched against a tap's URL.
+
 /// What an NTAG 424 DNA writes into its URL on every read (Secure Dynamic Messaging), as a
 /// template names it: `{picc}`, `{uid}`, `{ctr}`, `{file}`, `{mac}`.
 public enum SUNPlaceholder: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+// SUN replay counters in one SQLite file: the one-statement check and update, group commit,
+// durability and schema migrations.
 internal import CSQLite
 import SUN
 import Synchronization

@@ -1,3 +1,5 @@
+// A SELECT allowlist read from a file: one AID a line, or an iOS Info.plist or entitlements
+// file with `select-identifiers`.
 import Dispatch
 import FoundationEssentials
 import Glibc

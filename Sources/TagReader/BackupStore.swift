@@ -1,3 +1,5 @@
+// Where a tag's old message is kept before a write: the store protocol, the backup directory
+// `apdu` uses, and an in-memory store.
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,5 @@
+// The Core NFC-shaped tag types a session delivers (NDEF, ISO 7816, MIFARE, ISO 15693,
+// FeliCa), each call in a transaction of its own on the tag's queue.
 import Dispatch
 import FoundationEssentials
 import Glibc

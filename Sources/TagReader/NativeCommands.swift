@@ -1,3 +1,4 @@
+// A tag's own commands through whichever reader holds it, the desktop `sendMiFareCommand`.
 import ISO7816
 import NFCTags
 import PCSC

@@ -1,3 +1,4 @@
+// The one place a PC/SC card becomes a `CardChannel`.
 import ISO7816
 import PCSC
 

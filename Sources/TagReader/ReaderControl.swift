@@ -1,3 +1,4 @@
+// The LED and buzzer of ACS readers, through escape commands on a direct connection.
 import ISO7816
 import PCSC
 

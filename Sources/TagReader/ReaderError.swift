@@ -1,3 +1,4 @@
+// Why no reader or card could be had: the errors of reader selection.
 import PCSC
 
 /// Why no reader or card could be had: the reader-selection layer's errors.

@@ -1,3 +1,4 @@
+// Reader and card events from pcscd, watched across readers unplugged and pcscd restarts.
 import Dispatch
 import FoundationEssentials
 import Glibc

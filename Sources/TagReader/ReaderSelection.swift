@@ -1,3 +1,5 @@
+// Choosing the reader and waiting for its card as `apdu` does, and a connect that gives up
+// when another program holds the reader.
 import Dispatch
 import FoundationEssentials
 import Threading

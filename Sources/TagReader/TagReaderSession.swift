@@ -1,3 +1,4 @@
+// The Core NFC-style session: tags and reader events from PC/SC as async sequences.
 import Dispatch
 import FoundationEssentials
 import Threading

@@ -1,3 +1,5 @@
+// A detected NFC Forum tag inside one PC/SC transaction: the engine of the `ndef` commands
+// (write with backup, restore, lock, inspect), and work on every reader at once.
 import Dispatch
 import FoundationEssentials
 import Threading

@@ -1,3 +1,4 @@
+// For exclusive tests: killing and restarting the private pcscd of Scripts/with-virtual-readers.
 import Foundation
 
 /// Stops and restarts the private pcscd of `Scripts/with-virtual-readers` (exclusive tests only).

@@ -1,3 +1,5 @@
+// Running the built `apdu` binary from tests: its exit status and output, background and
+// streaming runs, and a seeded random generator.
 import Foundation
 
 /// What a run of the `apdu` binary produced.

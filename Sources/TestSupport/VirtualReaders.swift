@@ -1,3 +1,5 @@
+// The vpcd reader slots of Scripts/with-virtual-readers, handed out one test at a time, and
+// helpers that insert a virtual card for a test's duration.
 import Foundation
 import PCSC
 import VirtualCard

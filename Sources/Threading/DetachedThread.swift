@@ -1,3 +1,5 @@
+// A detached POSIX thread for blocking work, kept off Swift's cooperative pool and free of
+// Foundation.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,5 @@
+// The `apdu` root command: the entry point, the exit codes, and the subcommand tree cut to the
+// one command named so start-up does not grow with the families.
 import ArgumentParser
 
 @main

@@ -1,3 +1,5 @@
+// Where the service keeps each UID's last accepted counter: the store protocol, its error, and
+// the embedded SQLite store with its group commit.
 import Foundation
 import Synchronization
 import Logging

@@ -1,3 +1,4 @@
+// The service's log format: one JSON object a line on standard error, for log collectors.
 import Foundation
 import Logging
 import Synchronization

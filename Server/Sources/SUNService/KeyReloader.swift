@@ -1,3 +1,4 @@
+// The key file re-read on SIGHUP; a file that does not load whole leaves the keys in use.
 import Logging
 import ServiceLifecycle
 import UnixSignals

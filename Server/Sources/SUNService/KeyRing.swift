@@ -1,3 +1,5 @@
+// The key file: its JSON read and checked whole into tag groups, each with its SDM keys and
+// URL template.
 import Foundation
 import SUN
 

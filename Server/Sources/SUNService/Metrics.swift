@@ -1,3 +1,4 @@
+// The service's Prometheus counters and latency histogram, served at `/metrics`.
 import Prometheus
 
 /// The service's Prometheus metrics, served at `/metrics`. Counts and durations only: no UID,

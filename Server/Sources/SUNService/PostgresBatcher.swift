@@ -1,3 +1,4 @@
+// Group commit for the PostgreSQL store: the taps that arrive together share one upsert.
 import Logging
 import PostgresNIO
 import Synchronization

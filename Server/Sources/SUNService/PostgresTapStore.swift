@@ -1,3 +1,5 @@
+// The counter store in PostgreSQL, shared by many server instances: the atomic upsert, the
+// schema migrations under an advisory lock, and a deadline on every query.
 import Foundation
 import ISO7816
 import Logging

@@ -1,3 +1,4 @@
+// Rate limiting: a token bucket per client address, in bounded memory.
 import Synchronization
 
 /// Requests per client address: a token bucket each, `rate` tokens a second up to `burst`.

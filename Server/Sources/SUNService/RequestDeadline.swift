@@ -1,3 +1,4 @@
+// The channel handler that answers 408 and closes a connection slow to send a request head.
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes

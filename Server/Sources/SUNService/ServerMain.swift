@@ -1,3 +1,5 @@
+// The service started from its configuration: keys, counter store, routes and key reloads,
+// run until SIGTERM or SIGINT; start-up failures carry their exit code.
 import Foundation
 import Hummingbird
 import Logging

@@ -1,3 +1,5 @@
+// The HTTP side of the service: its options, the routes that verify taps and serve health and
+// metrics, and the JSON and redirect answers.
 import Foundation
 import HTTPTypes
 import ISO7816

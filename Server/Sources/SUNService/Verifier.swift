@@ -1,3 +1,5 @@
+// One tap's URL to a verdict: the group's keys chosen, the SUN message checked, the counter
+// recorded.
 import Logging
 import SUN
 import Synchronization

@@ -1,3 +1,5 @@
+// The apdu-sun-server command line: its options, read into a `ServerConfiguration`, and its
+// exit codes.
 import ArgumentParser
 import Foundation
 import NIOCore

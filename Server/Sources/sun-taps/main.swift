@@ -1,3 +1,4 @@
+// A test tool that prints valid SUN tap URLs, one a line, for the benchmarks and the service.
 import Foundation
 import SUN
 

@@ -1,3 +1,4 @@
+// The PC/SC Part 3 storage READ BINARY, sent with the Le form this connection's reader takes.
 import ISO7816
 
 extension APDUTransport {

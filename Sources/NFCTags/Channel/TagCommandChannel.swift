@@ -1,3 +1,5 @@
+// A tag's own commands carried through the reader's dialect (PC/SC Part 3 transparent
+// exchange, ACR122U InCommunicateThru): dialect probing, RF protocol, sessions and answers.
 import ISO7816
 
 /// How a contactless reader lets the host reach a tag's own commands (READ, WRITE, GET_VERSION,

@@ -1,3 +1,5 @@
+// The `NDEFTag` protocol every family's NDEF procedures meet, and the detection of which family
+// a card is.
 import ISO7816
 
 /// What the ndef-* commands need from any NFC Forum tag type.

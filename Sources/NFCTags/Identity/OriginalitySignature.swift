@@ -1,3 +1,5 @@
+// NXP's originality signature over the UID (secp128r1 or secp224r1 ECDSA), checked against
+// NXP's published keys through libcrypto.
 internal import COpenSSL
 import ISO7816
 

@@ -1,3 +1,5 @@
+// The MIFARE Application Directory (NXP AN10787) with its CRC-8, the NFC Forum sector access
+// byte, and the sector trailer.
 import ISO7816
 
 /// The MIFARE Application Directory (NXP AN10787): which application owns each sector.

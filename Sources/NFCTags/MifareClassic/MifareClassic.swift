@@ -1,3 +1,5 @@
+// A MIFARE Classic card through PC/SC Part 3 pseudo-APDUs, with its memory layout, keys, access
+// bits and value blocks.
 import ISO7816
 
 /// The memory of a MIFARE Classic (or MIFARE Plus in security level 1) card: sectors of 4

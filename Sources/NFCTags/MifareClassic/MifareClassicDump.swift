@@ -1,3 +1,5 @@
+// A MIFARE Classic card read sector by sector with candidate keys, the key search, and the
+// checked write of one block.
 import ISO7816
 
 /// One sector of a dump: what its keys opened, its blocks, its access bits.

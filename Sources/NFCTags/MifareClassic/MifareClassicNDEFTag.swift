@@ -1,3 +1,5 @@
+// NDEF on MIFARE Classic (NXP AN1304): the MAD's NDEF sectors read, written in commit order,
+// restored and locked read-only.
 import ISO7816
 
 /// The NDEF lock state of a MIFARE Classic card: each NDEF sector's general-purpose byte and

@@ -1,3 +1,5 @@
+// NTAG 424 DNA file settings and their SDM part, access rights, GetVersion's answer, and the
+// CRC32 that ChangeKey appends.
 import ISO7816
 
 /// Who may do something with an NTAG 424 DNA file: a key (0-4), everyone (E), or no one (F).

@@ -1,3 +1,5 @@
+// NTAG 424 DNA's originality check: Read_Sig in or out of a session, and the verdict on the
+// UID's signature.
 import ISO7816
 import SUN
 

@@ -1,3 +1,5 @@
+// An NTAG 424 DNA over any channel: detection by GetVersion, EV2 authentication, file settings,
+// key changes and the plain read a phone makes.
 import ISO7816
 import NDEF
 import SUN

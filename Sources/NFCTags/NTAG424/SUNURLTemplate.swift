@@ -1,3 +1,5 @@
+// A SUN URL template turned into the NDEF file to write and the SDM settings whose offsets
+// point into it.
 import NDEF
 import SUN
 

@@ -1,3 +1,5 @@
+// The backup of what a tag held before a write, kept as a small readable text file so it can
+// be put back byte for byte.
 import ISO7816
 
 /// What a tag held before a write: enough to put it back byte for byte, without trusting

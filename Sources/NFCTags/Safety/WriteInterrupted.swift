@@ -1,3 +1,6 @@
+// What a cut write, restore or lock leaves on a tag, and the commit-order write with roll-back
+// that keeps it to the old, an empty or the new message.
+
 /// A write, restore or lock that failed after it began changing the tag, with what the tag can
 /// hold now. Every procedure here passes only through states a reader sees as the old message,
 /// an empty one, or the new one; this says which of them it can be, from the last step the tag

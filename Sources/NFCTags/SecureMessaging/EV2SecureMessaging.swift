@@ -1,3 +1,5 @@
+// NTAG 424 DNA's EV2 secure messaging from the reader's side: AuthenticateEV2First and
+// NonFirst, session keys, and commands and answers in CommMode MAC and FULL.
 import ISO7816
 import SUN
 

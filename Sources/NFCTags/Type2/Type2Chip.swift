@@ -1,3 +1,5 @@
+// The Type 2 chips this library knows from their datasheets (pages, lock bytes, password
+// configuration), and what the evidence proves about a tag's chip.
 import ISO7816
 
 /// What this library knows of a Type 2 chip's memory: where its lock bits and password

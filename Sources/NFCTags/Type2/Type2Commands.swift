@@ -1,3 +1,5 @@
+// The NTAG21x and Ultralight native commands (GET_VERSION, READ_SIG, READ_CNT, PWD_AUTH, READ,
+// FAST_READ, WRITE, SECTOR_SELECT), GET_VERSION's answer and the tag password.
 import ISO7816
 
 /// The answer to GET_VERSION (`60`) of an NTAG21x, NTAG I2C or Ultralight EV1: eight bytes

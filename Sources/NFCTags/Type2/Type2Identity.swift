@@ -1,3 +1,5 @@
+// Who a Type 2 tag is for `apdu tag-info`: UID, chip, originality signature and NFC counter,
+// as far as the reader's path can ask.
 import ISO7816
 
 /// Who a Type 2 tag is: UID, chip (GET_VERSION), originality signature and NFC counter, as far

@@ -1,3 +1,5 @@
+// Password protection of NTAG21x and Ultralight EV1 set and cleared in the order that never
+// leaves a tag protected by an unknown password.
 import ISO7816
 
 /// What `protect` / `unprotect` did.

@@ -1,3 +1,5 @@
+// FeliCa commands as frames over a tag-command channel (Polling, Request Service, Request
+// System Code, Read and Write Without Encryption), with their status errors.
 import ISO7816
 
 /// A FeliCa card's error answer: status flag 1 (FF: the command; else the index of the block

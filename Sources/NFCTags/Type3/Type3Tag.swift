@@ -1,3 +1,5 @@
+// An NFC Forum Type 3 tag (FeliCa, NDEF system 12FC): the attribute block, reads, the
+// WriteF-guarded write and restore, and the permanent lock.
 import ISO7816
 
 /// The Type 3 attribute information block, block 0 of the NDEF service (NFC Forum T3T 1.0 §7.1):

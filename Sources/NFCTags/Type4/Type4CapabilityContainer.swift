@@ -1,3 +1,5 @@
+// The Type 4 capability container file E103 (T4T 2.0 §5.1, 3.0 §4.7) and its access condition
+// bytes.
 import ISO7816
 
 /// A read or write access condition byte (T4T §5.1.2.2 / §5.1.3).

@@ -1,3 +1,5 @@
+// An NFC Forum Type 4 tag over any channel: NDEF application and file selection, reads and the
+// NLEN-first write in MLe and MLc pieces, restore and the read-only lock.
 import ISO7816
 
 /// An NFC Forum Type 4 tag (or a contact card with the NDEF application) over any channel.

@@ -1,3 +1,5 @@
+// ISO/IEC 15693-3 requests over a tag-command channel (system information, block reads, writes,
+// locks, security status, custom commands), with their flags and errors.
 import ISO7816
 
 /// ISO/IEC 15693-3 request flags (bits 1-8 of the first byte; with the inventory flag clear).

@@ -1,3 +1,5 @@
+// An NFC Forum Type 5 tag (ISO 15693): its T5T area read by frames or READ BINARY, the
+// commit-order write, restore and the permanent lock.
 import ISO7816
 
 /// An NFC Forum Type 5 tag (ISO 15693: ICODE SLIX, ST25DV, Tag-it) behind a PC/SC reader:

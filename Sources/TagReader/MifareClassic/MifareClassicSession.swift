@@ -1,3 +1,4 @@
+// A MIFARE Classic card reached through whichever reader holds it, inside one transaction.
 import ISO7816
 import NFCTags
 import PCSC

@@ -1,3 +1,5 @@
+// An NTAG 424 DNA delivered by a session: EV2 authentication, file settings, SUN provisioning
+// and key changes as async calls.
 import ISO7816
 import NFCTags
 import PCSC

@@ -1,3 +1,5 @@
+// The demo application of emulated cards: GET DATA, ECHO and a PIN VERIFY, for demos, tests and
+// benchmarks.
 import ISO7816
 
 /// A small application for demos, tests and benchmarks, selected by `F0 61 70 64 75 01`

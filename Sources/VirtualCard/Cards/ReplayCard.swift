@@ -1,3 +1,5 @@
+// An emulated card that answers from an `apdu --record` recording, in strict order or by
+// command.
 import FoundationEssentials
 import ISO7816
 

@@ -1,3 +1,4 @@
+// An emulated card that answers from a text file of command patterns and responses.
 import Dispatch
 import FoundationEssentials
 import Glibc

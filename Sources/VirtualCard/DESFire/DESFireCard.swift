@@ -1,3 +1,5 @@
+// An emulated MIFARE DESFire EV1, EV2 or EV3: its state, what a reset keeps, the framing of
+// wrapped and unwrapped native commands, and their dispatch.
 import CardCrypto
 import ISO7816
 

@@ -1,3 +1,4 @@
+// The emulated DESFire's ISO 7816-4 commands.
 import ISO7816
 
 // The ISO/IEC 7816-4 commands a DESFire takes (CLA 00): SELECT by DF name or file identifier,

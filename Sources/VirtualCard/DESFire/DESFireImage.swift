@@ -1,3 +1,5 @@
+// What an emulated DESFire keeps across power cycles: chip generation and storage, keys,
+// access rights, files, applications, the whole card image.
 import CardCrypto
 import ISO7816
 

@@ -1,3 +1,4 @@
+// The emulated DESFire's card image read from and written to JSON.
 import FoundationEssentials
 import ISO7816
 

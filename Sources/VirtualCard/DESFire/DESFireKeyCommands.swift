@@ -1,3 +1,4 @@
+// The emulated DESFire's authentication and key commands.
 import CardCrypto
 
 // Authentication and keys: Authenticate 0A/1A/AA, AuthenticateEV2First/NonFirst 71/77,

@@ -1,3 +1,5 @@
+// Ready-made DESFire card images: factory-fresh, a transit-like card, and an AN11004 NDEF tag.
+
 extension DESFireCard.Image {
     public typealias Key = DESFireCard.Key
     public typealias Chip = DESFireCard.Chip

@@ -1,3 +1,4 @@
+// Where the emulated DESFire's challenges, TI and random UID come from; tests fix them.
 import CardCrypto
 
 extension DESFireCard {

@@ -1,3 +1,5 @@
+// The emulated DESFire's status codes and secure channels (legacy, EV1, EV2): how each command
+// is opened and each answer sealed.
 import CardCrypto
 
 /// A DESFire status code (the second byte of `91 xx`, the first byte of a native answer).

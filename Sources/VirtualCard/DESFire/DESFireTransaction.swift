@@ -1,3 +1,6 @@
+// The emulated DESFire's uncommitted changes to backup, value and record files until
+// CommitTransaction.
+
 extension DESFireCard {
     /// Uncommitted changes of the selected application: writes to backup files, credits and
     /// debits, written and cleared records. Reads see the committed contents (libfreefare's

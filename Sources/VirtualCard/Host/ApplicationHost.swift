@@ -1,3 +1,5 @@
+// An emulated ISO 7816 card hosting applications by AID: SELECT, command chaining, and the T=0
+// behaviours a host must cope with.
 import ISO7816
 
 /// An application on an emulated ISO 7816 card, selected by its AID.

@@ -1,3 +1,4 @@
+// The protocol every emulated card model meets, and the lock that guards state tests read.
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,4 @@
+// A `CardChannel` straight into an emulated card, for unit tests without pcscd.
 import ISO7816
 
 /// A `CardChannel` straight into an emulated card, no pcscd in between: NIO's embedded channel,

@@ -1,3 +1,5 @@
+// Where the emulated chips' random numbers come from (system, seeded or fixed), and the seeded
+// SHA-256 stream.
 import CardCrypto
 
 /// Where the chip's random numbers come from (RND.IC and K.IC of BAC, PACE's nonce and key

@@ -1,3 +1,5 @@
+// An emulated MIFARE Classic card behind PC/SC Part 3 pseudo-APDUs: sector authentication and
+// the datasheet's access rules, each behaviour switchable.
 import ISO7816
 
 /// A MIFARE Classic card (Mini, 1K, 4K) behind a PC/SC reader that speaks its Part 3

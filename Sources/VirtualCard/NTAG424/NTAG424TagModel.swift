@@ -1,3 +1,5 @@
+// An emulated NTAG 424 DNA (NT4H2421Gx): its files and keys, EV2 authentication and secure
+// messaging, the native and ISO commands, and SDM mirroring on every read.
 import ISO7816
 import SUN
 

@@ -1,3 +1,5 @@
+// Emulated contactless readers: the transparent, ACR122U and storage-only dialects in front of
+// a tag model, with the ways real readers differ, and the front of an ISO 14443-4 card.
 import ISO7816
 
 /// A contactless PC/SC reader with a tag on it, as pcscd sees it through vpcd: the reader's

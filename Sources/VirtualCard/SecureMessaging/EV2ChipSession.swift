@@ -1,3 +1,5 @@
+// The chip side of NXP's EV2 secure messaging (DESFire EV2/EV3, NTAG 424 DNA): authentication,
+// session keys, command counter, and CommMode MAC and FULL.
 import CardCrypto
 
 /// The chip side of NXP's EV2 secure messaging, as MIFARE DESFire EV2/EV3 and NTAG 424 DNA run it

@@ -1,3 +1,5 @@
+// An emulated Type 2 tag (Ultralight, NTAG21x) behind PC/SC Part 3 storage pseudo-APDUs: real
+// page counts, roll-over, lock bits, passwords and reader addressing, each switchable.
 import ISO7816
 
 /// An NFC Forum Type 2 tag (MIFARE Ultralight family, NTAG21x) behind a contactless PC/SC reader

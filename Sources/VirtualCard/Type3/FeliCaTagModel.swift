@@ -1,3 +1,5 @@
+// An emulated FeliCa card (Type 3) answering FeliCa frames, with Lite-S's memory configuration
+// block enforced.
 import ISO7816
 
 /// A FeliCa card (NFC Forum Type 3) behind a contactless reader: it answers FeliCa frames

@@ -1,3 +1,4 @@
+// An emulated Type 4 tag: the NDEF application's CC and NDEF file, strict about MLe and MLc.
 import ISO7816
 
 /// An emulated NFC Forum Type 4 tag (T4T 2.0/3.0, and 1.0 for detection tests): the NDEF

@@ -1,3 +1,5 @@
+// An emulated ISO 15693 tag (Type 5) answering frames and storage pseudo-APDUs, with chip
+// limits, permanent locks and addressing, each behaviour switchable.
 import ISO7816
 
 /// An ISO 15693 tag (NFC Forum Type 5) behind a contactless reader: it answers ISO 15693-3

@@ -1,3 +1,5 @@
+// The card side of vsmartcard's vpcd protocol, which puts an emulated card into a reader slot,
+// with faults to inject.
 import Dispatch
 import FoundationEssentials
 import Threading

@@ -1,3 +1,5 @@
+// The SELECT allowlist options (`--allow-aid`, `--allow-aids`, `$APDU_ALLOW_AIDS`) turned into
+// the policy in force.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

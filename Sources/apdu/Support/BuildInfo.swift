@@ -1,3 +1,4 @@
+// What `apdu --version` reports: the tool, its revision and the pcsclite it uses.
 import PCSC
 
 /// What `apdu --version` reports. `Scripts/package` stamps the revision into its build copy;

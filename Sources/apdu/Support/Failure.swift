@@ -1,3 +1,5 @@
+// The CLI's exit codes and `Failure`, the one place a library error becomes a one-line message
+// and an exit code.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,5 @@
+// The CLI's JSON values with ordered keys, written compactly and always escaped.
+
 /// A JSON value with ordered keys, written compactly. Every string is escaped so the output
 /// is valid JSON and carries no raw control characters, whatever bytes it came from.
 indirect enum JSON: Sendable {

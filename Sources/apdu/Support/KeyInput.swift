@@ -1,3 +1,4 @@
+// An AES-128 key read from a file or an environment variable, never shown in an error.
 import FoundationEssentials
 import ISO7816
 

@@ -1,3 +1,4 @@
+// An NDEF message built from record options in the order given on the command line.
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,4 @@
+// How NDEF records, messages and the background-reading verdict look in JSON.
 import ISO7816
 import NDEF
 

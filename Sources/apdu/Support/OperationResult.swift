@@ -1,3 +1,4 @@
+// A tag-command operation's findings, printed as JSON fields or as lines.
 import TagReader
 
 /// What a tag-command operation found (`iso15693`, `felica`, `tag-info` on Types 5 and 3): the

@@ -1,3 +1,4 @@
+// The option groups most commands share: which reader, whether to wait, and the output format.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// One line of progress on stderr for long work, shown only on a terminal.
 import Glibc
 
 /// One line of progress on stderr for long work (a whole card dumped, a key dictionary tried, a

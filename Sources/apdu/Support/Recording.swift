@@ -1,3 +1,4 @@
+// `--record`: a session written as JSON Lines, secrets redacted, for `apdu emulate --replay`.
 import FoundationEssentials
 import Glibc
 import ISO7816

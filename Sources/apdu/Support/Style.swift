@@ -1,3 +1,4 @@
+// `--color` and the colours of text for people.
 import ArgumentParser
 import Glibc
 import ISO7816

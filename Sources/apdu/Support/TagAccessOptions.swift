@@ -1,3 +1,5 @@
+// How to reach a tag: the reader dialect, the NTAG21x password and the MIFARE Classic keys, and
+// the restore commands printed for them.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

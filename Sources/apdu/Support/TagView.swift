@@ -1,3 +1,5 @@
+// How the ndef commands connect to a tag or card and describe it, and message files read as raw
+// bytes or hex.
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,5 @@
+// Output for people, safe for any bytes a card sends: buffered standard output, errors,
+// escaping and shell quoting.
 import Glibc
 import ISO7816
 import NDEF

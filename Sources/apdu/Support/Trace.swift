@@ -1,3 +1,4 @@
+// `--trace`, `--show-secrets` and `--record`: the observer every APDU exchange goes through.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

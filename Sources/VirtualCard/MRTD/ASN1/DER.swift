@@ -1,3 +1,5 @@
+// The emulated chip's small DER writer, and the element reader with its error, for the
+// structures the specimen and the chip build and parse.
 import ISO7816
 
 /// A small DER writer for the structures the specimen and the chip build (SecurityInfos,

@@ -1,3 +1,5 @@
+// The object identifiers the emulated chip and specimen write, as dotted text.
+
 /// The object identifiers of ICAO 9303 Part 11 §9.2 and BSI TR-03110 Part 3 Appendix A, and
 /// those of X.509 and CMS the specimen uses, as dotted text.
 enum OID {

@@ -1,3 +1,4 @@
+// The emulated eMRTD chip's Active Authentication and Chip Authentication version 1.
 import CardCrypto
 import ISO7816
 

@@ -1,3 +1,5 @@
+// The emulated eMRTD chip's half of Basic Access Control: GET CHALLENGE and EXTERNAL
+// AUTHENTICATE, which open 3DES secure messaging.
 import CardCrypto
 import ISO7816
 

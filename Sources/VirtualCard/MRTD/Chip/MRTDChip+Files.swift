@@ -1,3 +1,4 @@
+// The emulated eMRTD chip's SELECT and READ BINARY, with the access conditions of each file.
 import ISO7816
 
 /// SELECT and READ BINARY (ICAO 9303 Part 10 §3.5–3.6, ISO/IEC 7816-4 §7.1–7.2), with the access

@@ -1,3 +1,5 @@
+// The emulated eMRTD chip's half of PACE: MSE:Set AT and the four GENERAL AUTHENTICATE steps,
+// Generic and Chip Authentication Mapping.
 import CardCrypto
 import ISO7816
 

@@ -1,3 +1,5 @@
+// An emulated eMRTD chip (ICAO 9303, BSI TR-03110): its state, the secure messaging pipeline
+// every command passes through, and dispatch to the handlers in its extensions.
 import CardCrypto
 import ISO7816
 

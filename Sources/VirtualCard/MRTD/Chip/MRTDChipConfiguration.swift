@@ -1,3 +1,6 @@
+// Where the emulated eMRTD chip can behave as different real chips do: access control,
+// passwords, lengths and answers.
+
 extension MRTDChip {
     /// Where real chips differ, and tests need them to.
     public struct Configuration: Sendable, Hashable {

@@ -1,3 +1,5 @@
+// The private keys an emulated chip holds (RSA, EC, DH): read from PEM, their public keys and
+// SubjectPublicKeyInfo, and PKCS#8 out.
 internal import COpenSSL
 import FoundationEssentials
 

@@ -1,3 +1,5 @@
+// The chip's and specimen's signatures on libcrypto arithmetic: ISO/IEC 9796-2, PKCS#1 v1.5,
+// RSASSA-PSS and ECDSA.
 internal import COpenSSL
 import CardCrypto
 

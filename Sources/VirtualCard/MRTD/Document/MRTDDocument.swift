@@ -1,3 +1,5 @@
+// What an emulated eMRTD holds (files, passwords, keys), loaded from and written to a document
+// directory.
 import FoundationEssentials
 
 /// What an emulated eMRTD holds: its elementary files as bytes, the passwords that open it

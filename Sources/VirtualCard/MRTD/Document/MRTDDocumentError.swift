@@ -1,3 +1,5 @@
+// The error of a document that cannot be served or made.
+
 /// Why a document cannot be served or made: a file missing or malformed in a document
 /// directory, a key libcrypto cannot read, or a specimen option the chip cannot honour.
 public struct MRTDDocumentError: Error, Hashable, Sendable, CustomStringConvertible {

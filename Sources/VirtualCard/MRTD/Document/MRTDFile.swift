@@ -1,3 +1,6 @@
+// The elementary files of an eMRTD (ICAO 9303 Part 10): identifiers, directory, file names and
+// data group tags.
+
 /// The elementary files of an eMRTD (ICAO 9303 Part 10 §3 and §4): those of the master file,
 /// readable before access control, and those of the eMRTD application (LDS1).
 public enum MRTDFile: Hashable, Sendable, Comparable, CustomStringConvertible {

@@ -1,3 +1,6 @@
+// The MRZ fields BAC and PACE derive their password from, read from DG1, and the MRZ check
+// digit.
+
 /// The MRZ fields BAC and PACE derive their password from (ICAO 9303 Part 11 §4.3.2 and
 /// §4.4.1): the document number, the date of birth and the date of expiry, each with its check
 /// digit. Its description never shows them.

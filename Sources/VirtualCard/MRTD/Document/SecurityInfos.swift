@@ -1,3 +1,5 @@
+// The emulated chip's own reading and writing of SecurityInfos, and the PACE and chip
+// authentication protocols their OIDs name.
 import CardCrypto
 
 /// What the chip reads from its own SecurityInfos (ICAO 9303 Part 11 §9.2; BSI TR-03110 Part 3

@@ -1,3 +1,5 @@
+// The chip side of ICAO 9303 secure messaging (Part 11 §9.8) in 3DES and AES: commands
+// unwrapped and checked, answers wrapped.
 import CardCrypto
 import ISO7816
 

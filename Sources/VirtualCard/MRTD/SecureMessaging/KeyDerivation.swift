@@ -1,3 +1,4 @@
+// ICAO 9303's key derivation function (Part 11 §9.7.1), written for the emulated chip.
 import CardCrypto
 
 /// The key derivation function of ICAO 9303 Part 11 §9.7.1: a hash of the shared secret and a

@@ -1,3 +1,5 @@
+// A baseline JPEG encoder (ITU-T T.81), enough for the specimen's face.
+
 /// A baseline JPEG encoder (ITU-T T.81: sequential DCT, Huffman, 8-bit), enough for the
 /// specimen's face: three components at full resolution (4:4:4), the quantization tables of
 /// Annex K.1–K.2 scaled by quality as the IJG does, and the Huffman tables of Annex K.3.

@@ -1,3 +1,5 @@
+// A complete, consistent specimen eMRTD generated from a seed: every data group, the security
+// object, EF.CardAccess and EF.CardSecurity, signed under a specimen CSCA.
 import CardCrypto
 
 /// A complete, consistent specimen eMRTD made from nothing: EF.COM, DG1 (TD3 MRZ with valid

@@ -1,3 +1,6 @@
+// The specimen's drawn face: the portrait, its JPEG, the ISO/IEC 19794-5 record, and DG2 and
+// the placeholder DG3 and DG4.
+
 /// The specimen's face: a drawn portrait (no photograph of anyone), encoded as baseline JPEG,
 /// in an ISO/IEC 19794-5:2005 facial record, in DG2's biometric templates (ICAO 9303 Part 10
 /// §4.7.2).

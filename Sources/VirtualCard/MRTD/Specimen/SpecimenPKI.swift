@@ -1,3 +1,5 @@
+// The specimen's PKI: deterministic keys, X.509 certificates for its CSCA and document signer,
+// and CMS SignedData as ICAO 9303 profiles it.
 import CardCrypto
 
 /// The specimen's keys and signatures: deterministic key generation from a seeded stream (EC

@@ -1,3 +1,5 @@
+// `apdu emulate`: a family's emulated card, a recording, a script or the demo card put into a
+// vpcd slot, with faults to inject.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// `apdu atr`: an ATR explained, given in hex or read from the card in a reader.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// `apdu sw`: a status word explained, offline.
 import ArgumentParser
 import ISO7816
 

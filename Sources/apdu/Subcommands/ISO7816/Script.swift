@@ -1,3 +1,5 @@
+// `apdu script`: a scriptor-format APDU script run with its expected status words and tag
+// frames.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// `apdu select`: SELECT by AID, with the FCI decoded.
 import ArgumentParser
 import ISO7816
 import PCSC

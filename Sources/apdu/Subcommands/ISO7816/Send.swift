@@ -1,3 +1,5 @@
+// `apdu send`: APDUs sent in order on one connection, each status word explained; and the JSON
+// shape of an exchange the APDU commands share.
 import ArgumentParser
 import ISO7816
 import PCSC

@@ -1,3 +1,4 @@
+// `apdu classic dump`: every sector the keys open, with the access bits in plain words.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,5 @@
+// The MIFARE Classic commands' key options: keys from `--key`, `--key-file` and the
+// environment, then the public keys, and the reader's key slot.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

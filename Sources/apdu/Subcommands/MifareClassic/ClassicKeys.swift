@@ -1,3 +1,4 @@
+// `apdu classic keys`: which keys open each sector, as key A and as key B.
 import ArgumentParser
 import ISO7816
 import NFCTags

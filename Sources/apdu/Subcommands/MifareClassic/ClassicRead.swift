@@ -1,3 +1,4 @@
+// `apdu classic read`: blocks read, each sector authenticated once.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,5 @@
+// How the MIFARE Classic commands show blocks, access bits and sectors, as JSON and as dump
+// lines.
 import ISO7816
 import NFCTags
 

@@ -1,3 +1,5 @@
+// `apdu classic write`: one block written, with the checks that keep a sector trailer from
+// locking the sector out.
 import ArgumentParser
 import ISO7816
 import NFCTags

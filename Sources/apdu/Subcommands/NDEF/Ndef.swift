@@ -1,3 +1,4 @@
+// The `apdu ndef` group: NDEF messages encoded and decoded offline.
 import ArgumentParser
 
 extension APDUCommand {

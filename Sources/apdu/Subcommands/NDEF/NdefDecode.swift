@@ -1,3 +1,4 @@
+// `apdu ndef decode`: an NDEF message decoded from hex, a file or standard input.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

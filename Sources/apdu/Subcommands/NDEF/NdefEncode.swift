@@ -1,3 +1,4 @@
+// `apdu ndef encode`: an NDEF message built from record options, printed as hex or raw bytes.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// `apdu ndef-format`: a factory-fresh MIFARE Classic card formatted for NDEF.
 import ArgumentParser
 import ISO7816
 import NFCTags

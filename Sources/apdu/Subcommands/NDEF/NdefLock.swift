@@ -1,3 +1,4 @@
+// `apdu ndef-lock`: a tag made read-only for good, each family in its own way.
 import ArgumentParser
 import NFCTags
 import PCSC

@@ -1,3 +1,5 @@
+// `apdu ndef-read`: a tag's NDEF message read and decoded; its output is shared with
+// `watch --ndef`.
 import ArgumentParser
 import ISO7816
 import NDEF

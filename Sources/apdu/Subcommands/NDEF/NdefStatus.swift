@@ -1,3 +1,5 @@
+// `apdu ndef-status`: whether a tag is readWrite, readOnly or notSupported, with its capacity,
+// locks and message, and each family's details.
 import ArgumentParser
 import ISO7816
 import NDEF

@@ -1,3 +1,5 @@
+// `apdu ndef-write`: a message written or a backup restored, on one reader or every reader,
+// the old message kept first.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

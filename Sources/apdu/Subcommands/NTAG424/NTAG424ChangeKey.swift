@@ -1,3 +1,5 @@
+// `apdu ntag424 change-key`: one of the five AES keys changed, optionally diversified, then
+// proved by authenticating with it.
 import ArgumentParser
 import ISO7816
 import NFCTags

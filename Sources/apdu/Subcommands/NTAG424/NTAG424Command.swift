@@ -1,3 +1,5 @@
+// The `apdu ntag424` group, the detection its commands share, and how its errors and
+// signatures are reported.
 import ArgumentParser
 import ISO7816
 import NFCTags

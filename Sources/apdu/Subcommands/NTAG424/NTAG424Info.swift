@@ -1,3 +1,5 @@
+// `apdu ntag424 info`: versions, UID, originality signature and each file's settings with SDM
+// decoded.
 import ArgumentParser
 import FoundationEssentials
 import ISO7816

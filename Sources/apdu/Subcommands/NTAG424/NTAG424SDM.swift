@@ -1,3 +1,4 @@
+// `apdu ntag424 sdm`: Secure Unique NFC provisioned from a URL template.
 import ArgumentParser
 import ISO7816
 import NDEF

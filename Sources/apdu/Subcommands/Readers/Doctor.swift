@@ -1,3 +1,4 @@
+// `apdu doctor`: the findings of `Diagnostics.Doctor`, printed with their fixes.
 import ArgumentParser
 import Diagnostics
 import FoundationEssentials

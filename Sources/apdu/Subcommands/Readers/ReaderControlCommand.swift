@@ -1,3 +1,4 @@
+// `apdu reader-control`: the LED and buzzer of ACS readers, no card needed.
 import ArgumentParser
 import ISO7816
 import TagReader

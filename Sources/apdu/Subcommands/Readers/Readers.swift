@@ -1,3 +1,4 @@
+// `apdu readers`: each reader, whether a card is present, its ATR and protocol.
 import ArgumentParser
 import ISO7816
 import PCSC

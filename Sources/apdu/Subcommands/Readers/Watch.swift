@@ -1,3 +1,4 @@
+// `apdu watch`: reader and card events as they happen, and with `--ndef` each tag's message.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,5 @@
+// The `apdu sun` group and `apdu sun verify`: a SUN URL verified offline, with an optional
+// replay counter store.
 import ArgumentParser
 import FoundationEssentials
 import ISO7816

@@ -1,3 +1,5 @@
+// `apdu tag-info`: who a tag is (Type 2 chip, UID, originality signature, counter; Type 5
+// system information; Type 3 IDm, PMm and systems).
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu transceive`: a tag's own frames sent through the reader's dialect, the answers printed.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,5 @@
+// `apdu ultralight protect`: an NTAG21x or Ultralight EV1 password set and pages protected;
+// and the report protect and unprotect share.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,4 @@
+// `apdu ultralight read`: a Type 2 tag's pages dumped with their roles.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

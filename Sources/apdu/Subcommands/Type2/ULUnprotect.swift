@@ -1,3 +1,4 @@
+// `apdu ultralight unprotect`: NTAG21x or Ultralight EV1 password protection turned off.
 import ArgumentParser
 import NFCTags
 import TagReader

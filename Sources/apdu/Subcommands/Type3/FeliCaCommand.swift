@@ -1,3 +1,5 @@
+// `apdu felica`: Core NFC's FeliCa operations (poll, services, system codes, read, write)
+// through the reader's raw path.
 import ArgumentParser
 import Dispatch
 import FoundationEssentials

@@ -1,3 +1,5 @@
+// `apdu iso15693`: Core NFC's ISO 15693 operations on a Type 5 tag (info, read, write, lock,
+// security, custom).
 import ArgumentParser
 import Dispatch
 import FoundationEssentials
