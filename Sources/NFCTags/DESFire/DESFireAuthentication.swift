@@ -24,11 +24,6 @@ extension DESFireCard {
     /// - Throws: `DESFireError` `.authenticationError` (91 AE: not the card's key),
     ///   `.badCryptogram` (its proof does not match), `.noSuchKey`, and the channel's errors.
     public func authenticate(keyNumber: UInt8, key: DESFireKey, scheme: DESFireAuthenticationScheme? = nil, nonFirst: Bool = false) throws {
-        try authenticate(keyNumber: keyNumber, key: key, scheme: scheme, nonFirst: nonFirst, rndA: nil)
-    }
-
-    /// The same with RndA fixed: only tests of published traces pass one.
-    func authenticate(keyNumber: UInt8, key: DESFireKey, scheme: DESFireAuthenticationScheme?, nonFirst: Bool = false, rndA: [UInt8]?) throws {
         let scheme = scheme ?? defaultScheme(for: key)
         guard scheme.accepts(key.type) else {
             throw DESFireError(.parameterError, "a \(key.type) key does not authenticate with the \(scheme) scheme")
@@ -38,9 +33,9 @@ extension DESFireCard {
             endSession()
             let ev2: EV2Session
             if nonFirst, let previous = current?.ev2 {
-                ev2 = try EV2Authentication.nonFirst(transport, session: previous, keyNumber: keyNumber, key: key.bytes, rndA: rndA)
+                ev2 = try EV2Authentication.nonFirst(transport, session: previous, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
             } else {
-                ev2 = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key.bytes, rndA: rndA)
+                ev2 = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
             }
             begin(DESFireSession(ev2: ev2, keyNumber: keyNumber))
             return
@@ -52,7 +47,7 @@ extension DESFireCard {
         let r1 = try transport.send(CommandAPDU(cla: 0x90, ins: scheme.instruction, p1: 0, p2: 0, data: [keyNumber], ne: 256))
         guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw DESFireError.status(r1.statusWord, what) }
         guard r1.data.count == n else { throw DESFireError(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not \(n)") }
-        let a = rndA ?? secureRandomBytes(n)
+        let a = randomSource(n)
         guard a.count == n else { throw DESFireError(.parameterError, "\(what): RndA is \(n) bytes") }
         let rndB: [UInt8], token: [UInt8], next: [UInt8]
         do {

@@ -22,6 +22,9 @@ public final class DESFireCard {
     /// The largest answer this tool assembles from `91 AF` frames (a card that never stops).
     public var maxAnswer = 70_000
 
+    /// Where RndA comes from: the CSPRNG; tests of published traces replay the trace's.
+    var randomSource: (Int) -> [UInt8] = { secureRandomBytes($0) }
+
     /// How far the last command got, for naming what a card pulled mid-command holds.
     public enum CommandProgress: Sendable, Hashable {
         /// No frame of it was sent, or only frames before the last (the card runs a command on

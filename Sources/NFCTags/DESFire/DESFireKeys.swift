@@ -42,6 +42,12 @@ extension DESFireCard {
     ///   new one: `keyHolding(_:of:candidates:)` tells which.
     @discardableResult
     public func changeKey(_ number: UInt8, to new: DESFireKey, from old: DESFireKey?, confirmed: Bool = false, settings: DESFireKeyInfo? = nil) throws -> DESFireKeyChange {
+        try changeKey(number, to: new, from: old, confirmed: confirmed, settings: settings, proving: true)
+    }
+
+    /// The same; `proving` false only where a published trace changes a key twice in a row.
+    @discardableResult
+    func changeKey(_ number: UInt8, to new: DESFireKey, from old: DESFireKey?, confirmed: Bool, settings: DESFireKeyInfo?, proving: Bool) throws -> DESFireKeyChange {
         guard let session else { throw DESFireError(.authenticationError, "ChangeKey needs an authentication with the key that changes keys first") }
         guard number <= 0x0D else { throw DESFireError(.parameterError, "keys are numbered 0-13, not \(number)") }
         if let risk = changeKeyRisk(number, settings: settings), !confirmed {
@@ -82,6 +88,7 @@ extension DESFireCard {
         } else {
             _ = try command(0xC4, header: [keyByte], data: cryptogram, security: .cryptogram, what: what, secret: true)
         }
+        guard proving else { return DESFireKeyChange(keyNumber: number, version: new.version, proved: false) }
         // The new key proves itself.
         do {
             try authenticate(keyNumber: number, key: new, scheme: application == .picc || session.scheme == .ev2 || sameKey ? nil : session.scheme.accepting(new.type))
