@@ -104,13 +104,17 @@ public struct DESFireKey: Sendable, Equatable, CustomStringConvertible {
         return (0..<8).reduce(0) { $0 << 1 | (bytes[$1] & 1) }
     }
 
-    /// The same key with version `v`: for DES-family keys written into the low bits of bytes 0-7
-    /// (a DES key's both halves alike, so the card still runs it as DES); the cipher ignores
-    /// those bits.
+    /// The same key with version `v`, as libfreefare writes it: for DES-family keys into the low
+    /// bits of bytes 0-7 (which the cipher ignores); a 2K3DES key's second half gets the
+    /// complement, so that its halves never become equal and the card never takes it for DES.
     public func settingVersion(_ v: UInt8) -> DESFireKey {
         if type == .aes { return DESFireKey(type: type, bytes: bytes, aesVersion: v) }
         var b = bytes
-        for i in 0..<8 { b[i] = b[i] & 0xFE | (v >> (7 - i) & 1) }
+        for i in 0..<8 {
+            let bit = v >> (7 - i) & 1
+            b[i] = b[i] & 0xFE | bit
+            if type == .tdes2 { b[i + 8] = b[i + 8] & 0xFE | (bit ^ 1) }
+        }
         return DESFireKey(type: type, bytes: b, aesVersion: 0)
     }
 

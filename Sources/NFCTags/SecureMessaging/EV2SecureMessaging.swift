@@ -56,6 +56,12 @@ public final class EV2Session: @unchecked Sendable {
 
     var counterBytes: [UInt8] { [UInt8(commandCounter & 0xFF), UInt8(commandCounter >> 8)] }
 
+    /// The IV of FULL mode: E(SesAuthENC, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸) for a command, 5A A5 for an
+    /// answer (proxmark3 `DesfireEV2FillIV`'s vectors pin it).
+    func iv(command: Bool) -> [UInt8] {
+        encryption.encrypt(block: (command ? [0xA5, 0x5A] : [0x5A, 0xA5]) + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
+    }
+
     /// The command APDU `90 ins 00 00 Lc header ‖ data ‖ MAC 00` in `mode`: in FULL the data
     /// is encrypted (IV = E(K, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸), padding 80 00…); in MAC and FULL the
     /// MAC covers ins ‖ CmdCtr ‖ TI ‖ header ‖ data. The counter moves on when the answer is
@@ -65,8 +71,7 @@ public final class EV2Session: @unchecked Sendable {
         if mode == .full && !data.isEmpty {
             var padded = data + [0x80]
             while padded.count % 16 != 0 { padded.append(0) }
-            let iv = encryption.encrypt(block: [0xA5, 0x5A] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
-            body = try encryption.cbcEncrypt(padded, iv: iv)
+            body = try encryption.cbcEncrypt(padded, iv: iv(command: true))
         }
         var payload = header + body
         if mode != .plain { payload += mac([ins] + counterBytes + transactionIdentifier + payload) }
@@ -87,8 +92,7 @@ public final class EV2Session: @unchecked Sendable {
             throw DESFireError(.badCryptogram, "\(what): the answer's MAC does not verify (a card without this session's keys, or an altered answer)")
         }
         guard mode == .full, !data.isEmpty else { return data }
-        let iv = encryption.encrypt(block: [0x5A, 0xA5] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
-        var plain = try encryption.cbcDecrypt(data, iv: iv)
+        var plain = try encryption.cbcDecrypt(data, iv: iv(command: false))
         guard let marker = plain.lastIndex(where: { $0 != 0 }), plain[marker] == 0x80 else {
             throw DESFireError(.malformed, "\(what): the decrypted answer has no 80 00… padding")
         }
