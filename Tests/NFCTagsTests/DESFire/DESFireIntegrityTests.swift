@@ -99,8 +99,12 @@ struct DESFireIntegrityTests {
         let data = h("A1A2A3A4A5A6A7A8A9")
         let answer = try cipher.encrypt(cbc: data + CRC.crc16(data) + [0, 0, 0, 0, 0])
         #expect(try Self.legacy { _ in answer + [0x91, 0x00] }.readData(2, length: 9, mode: .full) == data)
-        let bad = try Self.legacy { _ in Self.flip(answer, at: 9) + [0x91, 0x00] }
-        #expect(throws: DESFireError.self) { try bad.readData(2, length: 9, mode: .full) }
+        // A bit flipped in the first block garbles it and flips the same bit of the second: the
+        // padding stays intact, only the CRC notices.
+        for i in [0, 9] {
+            let bad = try Self.legacy { _ in Self.flip(answer, at: i) + [0x91, 0x00] }
+            #expect(throws: DESFireError.self) { try bad.readData(2, length: 9, mode: .full) }
+        }
         // The write: data ‖ CRC16(data) ‖ 00…, each block XORed with the previous result and deciphered.
         let plain = data + CRC.crc16(data) + [0, 0, 0, 0, 0]
         var previous = [UInt8](repeating: 0, count: 8), expected: [UInt8] = []
