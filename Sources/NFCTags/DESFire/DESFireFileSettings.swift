@@ -220,7 +220,8 @@ public struct DESFireFileSpec: Sendable, Hashable {
             }
         }
 
-        var name: String {
+        /// The command that creates it: "CreateStdDataFile", ….
+        public var commandName: String {
             switch self {
             case .standardData: return "CreateStdDataFile"
             case .backupData: return "CreateBackupDataFile"

@@ -30,7 +30,7 @@ extension DESFireCard {
     public func createFile(_ spec: DESFireFileSpec) throws {
         try spec.validate()
         guard application != .picc else { throw DESFireError(.parameterError, "files live in applications; select one first") }
-        _ = try command(spec.kind.instruction, header: spec.commandData, what: "\(spec.kind.name) \(spec.number)")
+        _ = try command(spec.kind.instruction, header: spec.commandData, what: "\(spec.kind.commandName) \(spec.number)")
     }
 
     /// DeleteFile (`90 DF`): the file and its data, for good.
