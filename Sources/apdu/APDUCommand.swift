@@ -23,6 +23,6 @@ struct APDUCommand: ParsableCommand {
             74 card I/O failed, 75 timeout or sharing violation, 77 refused by policy. See docs/cli.md.
             """,
         version: version,
-        subcommands: [Readers.self, Watch.self, Send.self, Script.self, Select.self, ATRCommand.self, SW.self, Ndef.self, NdefRead.self, NdefWrite.self, NdefStatus.self, NdefLock.self, ULRead.self, Transceive.self, ISO15693Command.self, FeliCaCommand.self, TagInfo.self, ClassicDump.self, ClassicKeys.self, ClassicRead.self, ClassicWrite.self, NdefFormat.self, ULProtect.self, ULUnprotect.self, ReaderControlCommand.self, Emulate.self, DoctorCommand.self, Sun.self, NTAG424.self]
+        subcommands: [Readers.self, Watch.self, Send.self, Script.self, Select.self, ATRCommand.self, SW.self, Ndef.self, NdefRead.self, NdefWrite.self, NdefStatus.self, NdefLock.self, ULRead.self, Transceive.self, ISO15693Command.self, FeliCaCommand.self, TagInfo.self, ClassicDump.self, ClassicKeys.self, ClassicRead.self, ClassicWrite.self, NdefFormat.self, ULProtect.self, ULUnprotect.self, ReaderControlCommand.self, Emulate.self, DoctorCommand.self, Sun.self, NTAG424.self, DESFire.self]
     )
 }

@@ -267,7 +267,7 @@ public struct DESFireFileSpec: Sendable, Hashable {
     private var isValue: Bool { if case .value = kind { return true } else { return false } }
 
     /// Checks the numbers before anything is sent.
-    func validate() throws(DESFireError) {
+    public func validate() throws(DESFireError) {
         guard number <= 0x1F else { throw DESFireError(.parameterError, "file numbers are 0-31, not \(number)") }
         switch kind {
         case let .standardData(size), let .backupData(size):
@@ -312,7 +312,7 @@ public struct DESFireApplicationSpec: Sendable, Hashable {
         return out
     }
 
-    func validate() throws(DESFireError) {
+    public func validate() throws(DESFireError) {
         guard aid != .picc else { throw DESFireError(.parameterError, "000000 is the card level, not an application") }
         guard (1...14).contains(keyCount) else { throw DESFireError(.parameterError, "an application has 1 to 14 keys, not \(keyCount)") }
         if let name = dfName, !(1...16).contains(name.count) { throw DESFireError(.parameterError, "a DF name is 1 to 16 bytes, not \(name.count)") }
