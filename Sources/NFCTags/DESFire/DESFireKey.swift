@@ -74,7 +74,7 @@ public enum DESFireKeyFamily: UInt8, Sendable, Hashable, CaseIterable, CustomStr
 /// DES-family keys carry their version in the low (parity) bits of their first eight bytes, as
 /// the card stores it (GetKeyVersion reads it from there); AES keys carry it as a byte of its own,
 /// sent with ChangeKey.
-public struct DESFireKey: Sendable, Equatable, CustomStringConvertible {
+public struct DESFireKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let type: DESFireKeyType
     let bytes: [UInt8]
     let aesVersion: UInt8
@@ -147,6 +147,9 @@ public struct DESFireKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(type) key, version \(version)" }
+    public var debugDescription: String { description }
+    /// No children: `dump`, test failures and debuggers' summaries never show the bytes.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 
 /// A DESFire application identifier: 3 bytes, sent least significant first. Written as proxmark3,

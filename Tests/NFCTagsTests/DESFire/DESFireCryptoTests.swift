@@ -111,6 +111,9 @@ struct DESFireVectorTests {
         #expect(k.settingVersion(0xA5).version == 0xA5 && !k.settingVersion(0xA5).runsAsSingleDES)
         #expect(DESFireKey.zero(.des).settingVersion(0x42).runsAsSingleDES)
         #expect(!"\(k)".contains("0010") && "\(k)" == "2K3DES key, version 16")
+        var dumped = ""
+        dump(k, to: &dumped)
+        #expect(String(reflecting: k) == "\(k)" && Mirror(reflecting: k).children.isEmpty && !dumped.contains("160"))
         #expect(throws: DESFireError.self) { try DESFireKey(.aes, [1, 2, 3]) }
     }
 }
