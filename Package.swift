@@ -57,7 +57,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded SUN counter store: one SQLite file, for one verifier machine.
         .target(name: "SUNStore", dependencies: ["SUN", "CSQLite"]),
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN"]),
+        // The emulated cards; the eMRTD chip's PACE, chip/active authentication and specimen (X.509, CMS)
+        // take their EC, DH and RSA arithmetic from libcrypto.
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN", "CardCrypto", "COpenSSL"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
         .executableTarget(
@@ -80,7 +82,7 @@ let package = Package(
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "CardCrypto", "VirtualCard", "TestSupport", "SUN"]),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816"]),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "CardCrypto", "COpenSSL"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
         // Only public API, as a program that adds the package sees it: no @testable import.
