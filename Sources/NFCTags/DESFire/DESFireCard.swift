@@ -44,9 +44,20 @@ public final class DESFireCard {
 
     /// GetVersion, and the card when it names itself a DESFire (NXP, type 01/08/81/83/91/A1); nil
     /// for any other card (no answer to the native command, or another chip such as NTAG 424 DNA).
+    ///
+    /// A PC/SC connection does not reset the card: it may still be in the session another
+    /// program left (an EV2 session refuses an unMACed GetVersion) or in the middle of its frames
+    /// (91 CA). A DESFire status other than 91 AF is answered by selecting the card level, which
+    /// ends any session, and asking again.
     public static func detect(_ transport: APDUTransport) throws -> DESFireCard? {
         let card = DESFireCard(transport: transport)
-        let r = try transport.send(CommandAPDU(cla: 0x90, ins: 0x60, p1: 0, p2: 0, ne: 256))
+        var r = try transport.send(CommandAPDU(cla: 0x90, ins: 0x60, p1: 0, p2: 0, ne: 256))
+        if r.statusWord.sw1 == 0x91, r.statusWord.sw2 != 0xAF {
+            let select = try transport.send(CommandAPDU(cla: 0x90, ins: 0x5A, p1: 0, p2: 0, data: DESFireApplicationID.picc.wire, ne: 256))
+            guard select.statusWord == StatusWord(rawValue: 0x9100) else { return nil }
+            card.application = .picc
+            r = try transport.send(CommandAPDU(cla: 0x90, ins: 0x60, p1: 0, p2: 0, ne: 256))
+        }
         guard r.statusWord == StatusWord(rawValue: 0x91AF) else { return nil }
         var bytes = r.data
         var last = r

@@ -171,6 +171,22 @@ struct DESFireEmulatorTests {
         #expect(try Type4Tag.detect(transport).readNDEF() == message)
     }
 
+    @Test("a card another program left in an EV2 session (PC/SC does not reset it): detect ends the session and proves the card")
+    func staleSession() throws {
+        let model = DESFireModel.factory(DESFireModel.Chip(generation: .ev2))
+        model.reset()
+        let channel = CutChannel(card: model, cutAfter: nil)
+        let first = try #require(try DESFireReader.detect(APDUTransport(channel: channel)))
+        try first.selectApplication(.picc)
+        try first.createApplication(DESFireApplicationSpec(aid: DESFireApplicationID(rawValue: 0x00F001)!, keyCount: 1, family: .aes))
+        try first.selectApplication(DESFireApplicationID(rawValue: 0x00F001)!)
+        try first.authenticate(keyNumber: 0, key: .zero(.aes))
+        #expect(first.session?.scheme == .ev2 && model.isAuthenticated)
+        // A second program on the same card, no reset in between.
+        let second = try #require(try DESFireReader.detect(APDUTransport(channel: channel)))
+        #expect(second.version?.generation == .ev2 && !model.isAuthenticated && second.application == .picc)
+    }
+
     @Test("refusals are typed: no such application, file, key; permission denied; boundary; duplicates")
     func refusals() throws {
         let model = DESFireModel(image: .transit())
