@@ -67,14 +67,14 @@ struct CLIDESFireTests {
                 #expect(made.status == 0, "\(args): \(made.stderr)")
             }
             let write = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "1", "--data", "0102030405", "--json", "-r", r], environment: appKey)
-            let written = try #require(try write.json() as? [String: Any], "\(write.stderr)")
+            let written = try #require((try? write.json()) as? [String: Any], "status \(write.status): \(write.stderr)")
             #expect(written["committed"] as? Bool == true)
             let back = try runAPDU(["desfire", "read", "--app", "F00001", "--file", "1", "--length", "5", "-r", r], environment: appKey)
             #expect(back.status == 0 && back.stdout.contains("01 02 03 04 05"), "\(back.stdout)\(back.stderr)")
             #expect(try runAPDU(["desfire", "write", "--app", "F00001", "--file", "2", "--credit", "25", "-r", r], environment: appKey).stdout.contains("committed"))
             let value = try runAPDU(["desfire", "read", "--app", "F00001", "--file", "2", "-r", r], environment: appKey)
             #expect(value.stdout.contains("value 35"), "\(value.stdout)\(value.stderr)")
-            let record = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "3", "--record", "CAFEF00D", "-r", r])
+            let record = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "3", "--new-record", "CAFEF00D", "-r", r])
             guard case let .linearRecord(records)? = card.image.application(0xF00001)?.file(3)?.content else {
                 Issue.record("file 3 is not a linear record file")
                 return

@@ -40,19 +40,19 @@ extension APDUCommand {
         var limitedCredit: Int32?
 
         @Option(help: ArgumentHelp("Record files: a new record (hex).", valueName: "hex"))
-        var record: String?
+        var newRecord: String?
 
         @Flag(help: "Record files: remove every record.")
         var clear = false
 
         func validate() throws {
             guard file <= 31 else { throw ValidationError("--file is 0-31") }
-            let given = [data != nil, credit != nil, debit != nil, limitedCredit != nil, record != nil, clear].filter { $0 }.count
-            guard given == 1 else { throw ValidationError("give exactly one of --data, --credit, --debit, --limited-credit, --record, --clear") }
+            let given = [data != nil, credit != nil, debit != nil, limitedCredit != nil, newRecord != nil, clear].filter { $0 }.count
+            guard given == 1 else { throw ValidationError("give exactly one of --data, --credit, --debit, --limited-credit, --new-record, --clear") }
             for amount in [credit, debit, limitedCredit].compactMap({ $0 }) where amount < 0 { throw ValidationError("amounts are 0 or more") }
             guard offset >= 0 else { throw ValidationError("--offset is 0 or more") }
             if let data { _ = try hexArgument(data, option: "--data") }
-            if let record { _ = try hexArgument(record, option: "--record") }
+            if let newRecord { _ = try hexArgument(newRecord, option: "--new-record") }
         }
 
         var change: DESFireFileChange {
@@ -61,7 +61,7 @@ extension APDUCommand {
                 if let credit { return .credit(credit) }
                 if let debit { return .debit(debit) }
                 if let limitedCredit { return .limitedCredit(limitedCredit) }
-                if let record { return .record(try hexArgument(record, option: "--record"), offset: offset) }
+                if let newRecord { return .record(try hexArgument(newRecord, option: "--new-record"), offset: offset) }
                 return .clearRecords
             }
         }
