@@ -129,6 +129,28 @@ struct CLIDESFireTests {
         }
     }
 
+    @Test("change-key with the card pulled before and after the change: exit 74 naming what is known; --probe then says which key holds",
+          arguments: [7, 8])
+    func interruptedChangeKey(_ removeAfter: Int) async throws {
+        // GetVersion 3, SELECT 1, AuthenticateAES 2, GetKeySettings 1, then ChangeKey (8th), then the proof.
+        var image = DESFireCard.Image.factory()
+        image.applications = [DESFireCard.Application(aid: 0xF00001, keyType: .aes, keyCount: 2)]
+        let card = DESFireCard(image: image)
+        let newKey = "00112233445566778899AABBCCDDEEFF"
+        let args = ["desfire", "change-key", "--app", "F00001", "--key-number", "1", "--new", "aes:" + newKey, "--old", Self.aesZero]
+        let env = ["APDU_DESFIRE_KEY": "0:" + Self.aesZero]
+        try await withInsertedCard(card, faults: Faults(removeAfter: removeAfter)) { inserted in
+            let cut = try runAPDU(args + ["-r", inserted.reader], environment: env)
+            #expect(cut.status == 74 && cut.stderr.contains("ChangeKey 1") && cut.stderr.contains("old or the new"), "\(cut.stderr)")
+        }
+        let changed = card.image.application(0xF00001)?.keys[1].bytes != [UInt8](repeating: 0, count: 16)
+        #expect(changed == (removeAfter == 8))
+        try await withInsertedCard(card) { inserted in
+            let probe = try runAPDU(args + ["--probe", "-r", inserted.reader], environment: env)
+            #expect(probe.status == 0 && probe.stdout.contains(changed ? "NEW key" : "OLD key"), "\(probe.stdout)\(probe.stderr)")
+        }
+    }
+
     @Test("--record: the ChangeKey cryptogram is ** in the recording")
     func recording() async throws {
         let file = temp("desfire-record") + ".jsonl"
