@@ -52,7 +52,7 @@ let package = Package(
         // libcrypto, shared by secure messaging (NTAG 424, DESFire, passports) and the emulators.
         .target(name: "CardCrypto", dependencies: ["COpenSSL"], linkerSettings: staticCrypto),
         .target(name: "NDEF"),
-        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "COpenSSL", "SUN"]),
+        .target(name: "NFCTags", dependencies: ["ISO7816", "NDEF", "CardCrypto", "COpenSSL", "SUN"]),
         // Passports and ID cards (ICAO 9303): MRZ, LDS, BAC, PACE, secure messaging, passive, active
         // and chip authentication over any APDU channel; libcrypto, no reader stack.
         .target(name: "MRTD", dependencies: ["ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "CardCrypto", "VirtualCard", "TestSupport", "SUN"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "CardCrypto", "COpenSSL"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),

@@ -52,12 +52,15 @@ public protocol NFCISO7816Tag: NFCNDEFTag {
     func sendCommand(_ apdu: CommandAPDU) async throws -> ResponseAPDU
 }
 
-/// The MIFARE family a storage card belongs to, from its PC/SC Part 3 ATR.
+/// The MIFARE family a card belongs to: a storage card's from its PC/SC Part 3 ATR; DESFire's
+/// from its GetVersion answer (`ISO7816Tag.desfire()`).
 public enum MiFareFamily: String, Sendable, Hashable {
     /// MIFARE Ultralight, Ultralight C/EV1, NTAG21x: NFC Forum Type 2.
     case ultralight
     case classic
     case plus
+    /// MIFARE DESFire (MF3ICD40, EV1, EV2, EV3, Light): an ISO 14443-4 card, proved by GetVersion.
+    case desfire
     case unknown
 }
 

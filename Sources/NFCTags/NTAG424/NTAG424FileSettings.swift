@@ -184,14 +184,3 @@ public struct NTAG424Version: Hashable, Sendable {
         return bytes[2] == 0x08 ? "NTAG 424 DNA TagTamper" : "NTAG 424 DNA"
     }
 }
-
-/// CRC32 as DESFire and NTAG 424 DNA append it to a changed key: the IEEE polynomial,
-/// reflected, preset FFFFFFFF, without the final inversion, least significant byte first.
-func ntagCRC32(_ data: [UInt8]) -> [UInt8] {
-    var crc: UInt32 = 0xFFFF_FFFF
-    for b in data {
-        crc ^= UInt32(b)
-        for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-    }
-    return [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)]
-}

@@ -1,5 +1,6 @@
 // An NTAG 424 DNA over any channel: detection by GetVersion, EV2 authentication, file settings,
 // key changes and the plain read a phone makes.
+import CardCrypto
 import ISO7816
 import NDEF
 import SUN
@@ -104,7 +105,7 @@ public final class NTAG424Tag {
             guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, "ChangeKey 0") }
             return
         }
-        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + ntagCRC32(new), mode: .full, what: "ChangeKey \(number)", secret: true)
+        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + CRC.crc32(new), mode: .full, what: "ChangeKey \(number)", secret: true)
     }
 
     /// GetKeyVersion of `number`.

@@ -3,7 +3,8 @@
 import ISO7816
 import SUN
 
-/// How a native NTAG 424 DNA command's data travels (NT4H2421Gx datasheet §8.2.4).
+/// How a native command's data travels on NTAG 424 DNA (NT4H2421Gx datasheet §8.2.4) and
+/// MIFARE DESFire (a file's communication settings: 00 plain, 01 MAC, 11 full).
 public enum CommMode: String, Sendable, Hashable, CustomStringConvertible {
     /// In the clear.
     case plain
@@ -21,55 +22,12 @@ public enum CommMode: String, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why a native NTAG 424 DNA exchange failed: the tag's status (`91 xx`), or a MAC or
-/// cryptogram that did not verify. Never carries key material.
-public struct NTAG424Error: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable {
-        /// `91 AE`: authentication error (wrong key).
-        case authenticationError
-        /// `91 9D`: permission denied (the access rights do not allow it).
-        case permissionDenied
-        /// `91 7E`: length error.
-        case lengthError
-        /// `91 1E`: integrity error (a MAC or padding the tag refused).
-        case integrityError
-        /// `91 40`: no such key.
-        case noSuchKey
-        /// Another `91 xx` or an unexpected status word.
-        case refused
-        /// The tag's answer MAC, or its part of the authentication, did not verify.
-        case badCryptogram
-        /// The answer has the wrong shape.
-        case malformed
-    }
-    public var kind: Kind
-    public var message: String
-    public var statusWord: StatusWord?
-    public init(_ kind: Kind, _ message: String, statusWord: StatusWord? = nil) {
-        self.kind = kind
-        self.message = message
-        self.statusWord = statusWord
-    }
-    public var description: String { message }
-
-    /// The error for a `91 xx` other than 91 00 / 91 AF.
-    static func status(_ sw: StatusWord, _ what: String) -> NTAG424Error {
-        switch (sw.sw1, sw.sw2) {
-        case (0x91, 0xAE): return NTAG424Error(.authenticationError, "\(what): authentication error (91 AE): the key is not the tag's", statusWord: sw)
-        case (0x91, 0x9D): return NTAG424Error(.permissionDenied, "\(what): permission denied (91 9D): the access rights need another key", statusWord: sw)
-        case (0x91, 0x7E): return NTAG424Error(.lengthError, "\(what): length error (91 7E)", statusWord: sw)
-        case (0x91, 0x1E): return NTAG424Error(.integrityError, "\(what): integrity error (91 1E): the tag refused the MAC or the padding", statusWord: sw)
-        case (0x91, 0x40): return NTAG424Error(.noSuchKey, "\(what): no such key (91 40)", statusWord: sw)
-        default: return NTAG424Error(.refused, "\(what): the tag answered \(sw) (\(sw.meaning.text))", statusWord: sw)
-        }
-    }
-}
-
 /// An authenticated EV2 session (AuthenticateEV2First / NonFirst): the transaction identifier,
 /// the session keys and the command counter, and the wrapping of commands and answers in
-/// CommMode.MAC and CommMode.FULL (NXP AN12196 §5, whose worked examples are its tests).
+/// CommMode.MAC and CommMode.FULL (NXP AN12196 §5, whose worked examples are its tests). One
+/// implementation for NTAG 424 DNA and MIFARE DESFire EV2/EV3 (NXP AN12343's examples pin it too).
 public final class EV2Session: @unchecked Sendable {
-    /// TI: the transaction identifier the tag chose.
+    /// TI: the transaction identifier the card chose.
     public let transactionIdentifier: [UInt8]
     public let keyNumber: UInt8
     /// CmdCtr: commands sent since the authentication.
@@ -100,6 +58,12 @@ public final class EV2Session: @unchecked Sendable {
 
     var counterBytes: [UInt8] { [UInt8(commandCounter & 0xFF), UInt8(commandCounter >> 8)] }
 
+    /// The IV of FULL mode: E(SesAuthENC, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸) for a command, 5A A5 for an
+    /// answer (proxmark3 `DesfireEV2FillIV`'s vectors pin it).
+    func iv(command: Bool) -> [UInt8] {
+        encryption.encrypt(block: (command ? [0xA5, 0x5A] : [0x5A, 0xA5]) + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
+    }
+
     /// The command APDU `90 ins 00 00 Lc header ‖ data ‖ MAC 00` in `mode`: in FULL the data
     /// is encrypted (IV = E(K, A5 5A ‖ TI ‖ CmdCtr ‖ 0⁸), padding 80 00…); in MAC and FULL the
     /// MAC covers ins ‖ CmdCtr ‖ TI ‖ header ‖ data. The counter moves on when the answer is
@@ -109,8 +73,7 @@ public final class EV2Session: @unchecked Sendable {
         if mode == .full && !data.isEmpty {
             var padded = data + [0x80]
             while padded.count % 16 != 0 { padded.append(0) }
-            let iv = encryption.encrypt(block: [0xA5, 0x5A] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
-            body = try encryption.cbcEncrypt(padded, iv: iv)
+            body = try encryption.cbcEncrypt(padded, iv: iv(command: true))
         }
         var payload = header + body
         if mode != .plain { payload += mac([ins] + counterBytes + transactionIdentifier + payload) }
@@ -120,70 +83,70 @@ public final class EV2Session: @unchecked Sendable {
     /// Checks the answer to the command just wrapped: `91 00`, its MAC over status ‖ CmdCtr+1
     /// ‖ TI ‖ data (MAC and FULL; compared in constant time), and in FULL decrypts the data
     /// (IV = E(K, 5A A5 ‖ TI ‖ CmdCtr+1 ‖ 0⁸)) and removes its padding. The counter moves on
-    /// with every `91 00`, as the tag's does.
+    /// with every `91 00`, as the card's does.
     public func unwrap(_ response: ResponseAPDU, mode: CommMode, what: String) throws -> [UInt8] {
-        guard response.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(response.statusWord, what) }
+        guard response.statusWord == StatusWord(rawValue: 0x9100) else { throw DESFireError.status(response.statusWord, what) }
         commandCounter &+= 1
         guard mode != .plain else { return response.data }
-        guard response.data.count >= 8 else { throw NTAG424Error(.malformed, "\(what): the answer has no MAC (\(response.data.count) bytes)") }
+        guard response.data.count >= 8 else { throw DESFireError(.malformed, "\(what): the answer has no MAC (\(response.data.count) bytes)") }
         let data = Array(response.data.dropLast(8))
         guard constantTimeEqual(mac([0x00] + counterBytes + transactionIdentifier + data), Array(response.data.suffix(8))) else {
-            throw NTAG424Error(.badCryptogram, "\(what): the answer's MAC does not verify (a tag without this session's keys, or an altered answer)")
+            throw DESFireError(.badCryptogram, "\(what): the answer's MAC does not verify (a card without this session's keys, or an altered answer)")
         }
         guard mode == .full, !data.isEmpty else { return data }
-        let iv = encryption.encrypt(block: [0x5A, 0xA5] + transactionIdentifier + counterBytes + [UInt8](repeating: 0, count: 8))
-        var plain = try encryption.cbcDecrypt(data, iv: iv)
+        var plain = try encryption.cbcDecrypt(data, iv: iv(command: false))
         guard let marker = plain.lastIndex(where: { $0 != 0 }), plain[marker] == 0x80 else {
-            throw NTAG424Error(.malformed, "\(what): the decrypted answer has no 80 00… padding")
+            throw DESFireError(.malformed, "\(what): the decrypted answer has no 80 00… padding")
         }
         plain.removeSubrange(marker...)
         return plain
     }
 }
 
-/// AuthenticateEV2First (`90 71`) from the reader's side: the tag's E(K, RndB), our
-/// E(K, RndA ‖ RndB<<<1), the tag's E(K, TI ‖ RndA<<<1 ‖ PDcap2 ‖ PCDcap2), RndA checked in
+/// AuthenticateEV2First (`90 71`) from the reader's side, for NTAG 424 DNA and DESFire EV2/EV3
+/// alike: the card's E(K, RndB), our
+/// E(K, RndA ‖ RndB<<<1), the card's E(K, TI ‖ RndA<<<1 ‖ PDcap2 ‖ PCDcap2), RndA checked in
 /// constant time, then the session keys.
 public enum EV2Authentication {
     /// - Parameters:
-    ///   - transport: the channel, with the NDEF application selected.
-    ///   - keyNumber: 0-4.
+    ///   - transport: the channel, with the application selected (NTAG 424 DNA: the NDEF application).
+    ///   - keyNumber: the key in the selected application (0-4 on NTAG 424 DNA, 0-13 on DESFire).
     ///   - key: the AES-128 key (never logged: the exchanges carry only cryptograms).
     ///   - rndA: 16 random bytes (a fixed value only in tests of published vectors).
     public static func first(_ transport: APDUTransport, keyNumber: UInt8, key: [UInt8], rndA: [UInt8]? = nil) throws -> EV2Session {
         let k = try AES128(key: key)
         let what = "AuthenticateEV2First with key \(keyNumber)"
         let r1 = try transport.send(CommandAPDU(cla: 0x90, ins: 0x71, p1: 0, p2: 0, data: [keyNumber, 0x00], ne: 256))
-        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw NTAG424Error.status(r1.statusWord, what) }
-        guard r1.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
+        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw DESFireError.status(r1.statusWord, what) }
+        guard r1.data.count == 16 else { throw DESFireError(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
         let rndB = try k.cbcDecrypt(r1.data)
         let a = rndA ?? randomBytes(16)
         let r2 = try transport.send(CommandAPDU(cla: 0x90, ins: 0xAF, p1: 0, p2: 0, data: try k.cbcEncrypt(a + rndB[1...] + [rndB[0]]), ne: 256))
-        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r2.statusWord, what) }
-        guard r2.data.count == 32 else { throw NTAG424Error(.malformed, "\(what): the tag's answer is \(r2.data.count) bytes, not 32") }
+        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw DESFireError.status(r2.statusWord, what) }
+        guard r2.data.count == 32 else { throw DESFireError(.malformed, "\(what): the card's answer is \(r2.data.count) bytes, not 32") }
         let answer = try k.cbcDecrypt(r2.data)
         guard constantTimeEqual(Array(answer[4..<20]), Array(a[1...]) + [a[0]]) else {
-            throw NTAG424Error(.badCryptogram, "\(what): the tag's RndA' does not match: it does not hold this key, or the exchange was tampered with")
+            throw DESFireError(.badCryptogram, "\(what): the card's RndA' does not match: it does not hold this key, or the exchange was tampered with")
         }
         let keys = EV2Session.sessionKeys(key: k, rndA: a, rndB: rndB)
         return try EV2Session(transactionIdentifier: Array(answer[0..<4]), encryptionKey: keys.enc, macKey: keys.mac, keyNumber: keyNumber)
     }
 
     /// AuthenticateEV2NonFirst (`90 77`): a new key inside the transaction `session` opened — the
-    /// same TI and command counter, fresh session keys; the tag's RndA' checked in constant time.
+    /// same TI and command counter, fresh session keys; the card's RndA' checked in constant time.
     public static func nonFirst(_ transport: APDUTransport, session: EV2Session, keyNumber: UInt8, key: [UInt8], rndA: [UInt8]? = nil) throws -> EV2Session {
         let k = try AES128(key: key)
         let what = "AuthenticateEV2NonFirst with key \(keyNumber)"
         let r1 = try transport.send(CommandAPDU(cla: 0x90, ins: 0x77, p1: 0, p2: 0, data: [keyNumber], ne: 256))
-        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw NTAG424Error.status(r1.statusWord, what) }
-        guard r1.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
+        guard r1.statusWord == StatusWord(rawValue: 0x91AF) else { throw DESFireError.status(r1.statusWord, what) }
+        guard r1.data.count == 16 else { throw DESFireError(.malformed, "\(what): E(K, RndB) is \(r1.data.count) bytes, not 16") }
         let rndB = try k.cbcDecrypt(r1.data)
         let a = rndA ?? randomBytes(16)
         let r2 = try transport.send(CommandAPDU(cla: 0x90, ins: 0xAF, p1: 0, p2: 0, data: try k.cbcEncrypt(a + rndB[1...] + [rndB[0]]), ne: 256))
-        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r2.statusWord, what) }
-        guard r2.data.count == 16 else { throw NTAG424Error(.malformed, "\(what): the tag's answer is \(r2.data.count) bytes, not 16") }
+        guard r2.statusWord == StatusWord(rawValue: 0x9100) else { throw DESFireError.status(r2.statusWord, what) }
+        guard r2.data.count == 16 else { throw DESFireError(.malformed, "\(what): the card's answer is \(r2.data.count) bytes, not 16") }
         guard constantTimeEqual(try k.cbcDecrypt(r2.data), Array(a[1...]) + [a[0]]) else {
-            throw NTAG424Error(.badCryptogram, "\(what): the tag's RndA' does not match: it does not hold this key")
+            throw DESFireError(.badCryptogram, "\(what): the card's RndA' does not match: it does not hold this key")
         }
         let keys = EV2Session.sessionKeys(key: k, rndA: a, rndB: rndB)
         return try EV2Session(transactionIdentifier: session.transactionIdentifier, encryptionKey: keys.enc, macKey: keys.mac,

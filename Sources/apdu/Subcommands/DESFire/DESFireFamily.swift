@@ -6,6 +6,7 @@ import VirtualCard
 extension DESFireCard.Generation: ExpressibleByArgument {}
 
 struct DESFireFamily: EmulatedFamily {
+    static var commands: (any ParsableCommand.Type)? { APDUCommand.DESFire.self }
     static let choosingFlags = ["--desfire"]
 
     /// What the emulated card holds when it starts.

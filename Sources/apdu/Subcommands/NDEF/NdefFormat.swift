@@ -22,7 +22,11 @@ extension APDUCommand {
         @OptionGroup var output: OutputOptions
         @OptionGroup var traceOptions: TraceOptions
 
+        @Flag(help: "Format a MIFARE DESFire EV1 or later instead (NXP AN11004; card master key from $APDU_DESFIRE_KEY when needed).")
+        var desfire = false
+
         func run() throws {
+            if desfire { return try DESFireNDEFFormatting.run(readerOptions, output, traceOptions) }
             try reportingFailures {
                 let (reader, layout, report) = try MifareClassicSession.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
                                                                              observer: traceOptions.observer) { reader, card, uid in

@@ -1,0 +1,160 @@
+import ISO7816
+
+/// An operation that changes the card stopped part-way, and what the card holds now, as exactly
+/// as the chip's guarantees allow:
+///
+/// - changes to backup data, value and record files wait for CommitTransaction: the card drops
+///   them when it leaves the field (or at an error or another SelectApplication), so before the
+///   commit the old contents stand;
+/// - CommitTransaction makes all of them take effect or none;
+/// - a standard data file has no backup: a write of several frames cut short may leave it partly
+///   written;
+/// - every other command (ChangeKey, Create…, Delete…, FormatPICC) takes effect whole or not at
+///   all, when its last frame arrives.
+public struct DESFireInterrupted: Error, CustomStringConvertible {
+    public enum State: Sendable, Hashable {
+        /// Nothing of the change reached the card: it holds what it held.
+        case unchanged
+        /// The change reached the card, its commit did not: the card drops it; the old contents stand.
+        case uncommitted
+        /// CommitTransaction was on its way when the answer was lost: all of the change took
+        /// effect, or none (read the file to know).
+        case commitUnknown
+        /// A standard data file's write was on its way: the file holds the old bytes, the new, or
+        /// (a write of several frames) new bytes up to some point.
+        case partlyWritten
+        /// The command (ChangeKey, create, delete, format) was on its way: it took effect whole, or
+        /// not at all.
+        case doneOrNot
+        /// The change took effect (the card acknowledged it); what came after it did not finish.
+        case done
+    }
+    public var operation: String
+    public var state: State
+    public var underlying: any Error
+    /// Whether the change is known to be committed (backup, value and record files).
+    public var committed: Bool? {
+        switch state {
+        case .unchanged, .uncommitted: return false
+        case .done: return true
+        case .commitUnknown, .partlyWritten, .doneOrNot: return nil
+        }
+    }
+
+    public init(operation: String, state: State, underlying: any Error) {
+        self.operation = operation
+        self.state = state
+        self.underlying = underlying
+    }
+
+    /// "the card holds …" in words.
+    public var stateWords: String {
+        switch state {
+        case .unchanged: return "nothing reached the card: it holds what it held"
+        case .uncommitted: return "the change was not committed: the card drops it (the chip's guarantee) and keeps the old contents"
+        case .commitUnknown: return "the commit was on its way when the answer was lost: all of the change took effect or none did (read the file to know)"
+        case .partlyWritten: return "the standard data file holds the old bytes, the new, or new bytes up to some point (it has no backup): write it again"
+        case .doneOrNot: return "the command took effect whole or not at all (look again to know)"
+        case .done: return "the change took effect"
+        }
+    }
+
+    public var description: String { "\(operation): \(underlying); \(stateWords)" }
+}
+
+/// What a write did.
+public struct DESFireWriteReceipt: Sendable, Hashable {
+    public var file: UInt8
+    public var type: DESFireFileSettings.FileType
+    /// True when a CommitTransaction made it take effect (backup, value and record files); false for
+    /// a standard data file, whose writes take effect at once.
+    public var committed: Bool
+}
+
+/// A change to one file, as the safe write procedures take it.
+public enum DESFireFileChange: Sendable, Hashable {
+    /// Data at an offset of a standard or backup data file.
+    case data([UInt8], offset: Int)
+    case credit(Int32)
+    case debit(Int32)
+    case limitedCredit(Int32)
+    /// A new record (or data at an offset within the one not yet committed).
+    case record([UInt8], offset: Int)
+    case clearRecords
+}
+
+extension DESFireCard {
+    /// Changes a file and, for backup, value and record files, commits it: the receipt says
+    /// whether the change was committed. The mode follows the file's settings (plain for free
+    /// access).
+    /// - Throws: `DESFireError` when the card refused before anything changed (nothing committed);
+    ///   `DESFireInterrupted` naming what the card holds when the change stopped part-way.
+    @discardableResult
+    public func change(_ file: UInt8, settings: DESFireFileSettings, _ change: DESFireFileChange) throws -> DESFireWriteReceipt {
+        let mode = writeMode(settings)
+        let what = "\(change.name) of file \(file)"
+        do {
+            switch (change, settings.type) {
+            case let (.data(bytes, offset), .standardData), let (.data(bytes, offset), .backupData):
+                try writeData(file, offset: offset, data: bytes, mode: mode)
+            case let (.credit(v), .value): try credit(file, amount: v, mode: mode)
+            case let (.debit(v), .value): try debit(file, amount: v, mode: mode)
+            case let (.limitedCredit(v), .value): try limitedCredit(file, amount: v, mode: mode)
+            case let (.record(bytes, offset), .linearRecord), let (.record(bytes, offset), .cyclicRecord):
+                try writeRecord(file, offset: offset, data: bytes, mode: mode)
+            case (.clearRecords, .linearRecord), (.clearRecords, .cyclicRecord):
+                try clearRecordFile(file)
+            default:
+                throw DESFireError(.parameterError, "\(change.name) does not apply to a \(settings.type) file; nothing was sent")
+            }
+        } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
+            // Refused by the card (or before sending): nothing changed, nothing to commit.
+            throw e
+        } catch {
+            throw DESFireInterrupted(operation: what, state: interruptedState(transactional: settings.type.isTransactional, standardWrite: settings.type == .standardData), underlying: error)
+        }
+        guard settings.type.isTransactional else {
+            return DESFireWriteReceipt(file: file, type: settings.type, committed: false)
+        }
+        do {
+            try commitTransaction()
+        } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
+            throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: .uncommitted, underlying: e)
+        } catch {
+            throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: progress == .notRun ? .uncommitted : .commitUnknown, underlying: error)
+        }
+        return DESFireWriteReceipt(file: file, type: settings.type, committed: true)
+    }
+
+    /// The state of a change cut by an I/O error during its command.
+    func interruptedState(transactional: Bool, standardWrite: Bool) -> DESFireInterrupted.State {
+        switch progress {
+        case .notRun: return .unchanged
+        case .mayHaveRun, .answered: return transactional ? .uncommitted : standardWrite ? .partlyWritten : .doneOrNot
+        }
+    }
+
+    /// Runs one command that changes the card whole or not at all (create, delete, format,
+    /// ChangeKeySettings): an I/O error on its way becomes `DESFireInterrupted` with `.unchanged`
+    /// or `.doneOrNot`.
+    public func atomically<T>(_ operation: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
+            throw e
+        } catch {
+            throw DESFireInterrupted(operation: operation, state: progress == .notRun ? .unchanged : .doneOrNot, underlying: error)
+        }
+    }
+}
+
+extension DESFireFileChange {
+    var name: String {
+        switch self {
+        case .data: return "WriteData"
+        case .credit: return "Credit"
+        case .debit: return "Debit"
+        case .limitedCredit: return "LimitedCredit"
+        case .record: return "WriteRecord"
+        case .clearRecords: return "ClearRecordFile"
+        }
+    }
+}
