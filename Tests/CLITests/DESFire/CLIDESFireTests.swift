@@ -177,3 +177,44 @@ private extension Data {
         self.init(bytes)
     }
 }
+
+/// `apdu emulate --desfire`: the card model in a vpcd slot, as users and CI put it there.
+@Suite("apdu emulate --desfire through pcscd")
+struct CLIDESFireEmulateTests {
+    @Test("emulate --desfire transit: ls and read without keys; --desfire-image keeps a change; bad flags are usage errors")
+    func emulate() async throws {
+        let image = FileManager.default.temporaryDirectory.appendingPathComponent("desfire-\(UUID()).json").path
+        defer { try? FileManager.default.removeItem(atPath: image) }
+        try await withEmptySlot { slot in
+            let card = try startAPDU(["emulate", "--port", String(slot.port), "--desfire", "transit", "--desfire-generation", "ev2"])
+            defer { card.terminate(); card.waitUntilExit(); try? waitForCard(in: slot.reader, present: false) }
+            try waitForCard(in: slot.reader, present: true)
+            let info = try runAPDU(["desfire", "info", "--json", "-r", slot.reader])
+            #expect(info.status == 0, "\(info.stderr)")
+            #expect(info.stdout.contains("EV2"), "\(info.stdout)")
+            let ls = try runAPDU(["desfire", "ls", "-r", slot.reader])
+            #expect(ls.status == 0, "\(ls.stderr)")
+            #expect(ls.stdout.contains("9011F2") || ls.stdout.contains("F21190"), "\(ls.stdout)")
+        }
+        // A factory card saved to an image: an application made in one run is there in the next.
+        for run in 0..<2 {
+            try await withEmptySlot { slot in
+                let card = try startAPDU(["emulate", "--port", String(slot.port), "--desfire", "factory", "--desfire-image", image])
+                defer { card.terminate(); card.waitUntilExit(); try? waitForCard(in: slot.reader, present: false) }
+                try waitForCard(in: slot.reader, present: true)
+                if run == 0 {
+                    let made = try runAPDU(["desfire", "create-app", "-r", slot.reader, "--key", "0:des:0000000000000000", "--aid", "0A0B0C"])
+                    #expect(made.status == 0, "\(made.stderr)")
+                } else {
+                    let ls = try runAPDU(["desfire", "ls", "-r", slot.reader])
+                    #expect(ls.stdout.contains("0A0B0C"), "\(ls.stdout)")
+                }
+            }
+        }
+        for (arguments, message) in [(["emulate", "--desfire", "nope"], "--desfire"), (["emulate", "--desfire-generation", "ev3"], "are for --desfire"),
+                                     (["emulate", "--desfire", "factory", "--type4"], "exclude each other")] {
+            let bad = try runAPDU(arguments)
+            #expect(bad.status == 64 && bad.stderr.contains(message), "\(bad.stderr)")
+        }
+    }
+}
