@@ -9,29 +9,31 @@ public enum DESFireKnownApplications {
         public var place: String
     }
 
-    /// By AID, as written by proxmark3 and NXP (most significant digit first).
+    /// By AID as a number, most significant byte first, as `ls` prints it and Metrodroid writes it
+    /// (Clipper 0x9011F2, Opal 0x314553). proxmark3's `aid_desfire.json` lists the same AIDs in the
+    /// order the bytes go on the wire, least significant first (Clipper `F21190`).
     public static let entries: [Entry] = [
         ("000001", "NFC Forum NDEF (NXP AN11004)", ""),
-        ("F21190", "Clipper", "San Francisco Bay Area"),
-        ("F21030", "ORCA", "Seattle"),
-        ("F213F0", "ORCA", "Seattle"),
-        ("534531", "Opal", "Sydney"),
-        ("2211AF", "Leap", "Dublin"),
-        ("F210F0", "myki", "Melbourne"),
-        ("F21100", "myki", "Melbourne"),
-        ("F210E0", "Hop Fastpass", "Portland"),
-        ("F206B0", "metroCARD", "Adelaide"),
-        ("554000", "AT HOP", "Auckland"),
-        ("F21381", "Ventra", "Chicago"),
-        ("F21420", "PRESTO", "Ontario"),
-        ("F21450", "Breeze", "Atlanta"),
-        ("EF2011", "HSL card", "Helsinki"),
-        ("EF2014", "HSL card", "Helsinki"),
-        ("4F5931", "Oyster", "London"),
-        ("A00216", "ITSO", "United Kingdom"),
-        ("012242", "Istanbulkart", "Istanbul"),
-        ("784000", "nol", "Dubai"),
-        ("7D0005", "Rejsekort", "Denmark"),
+        ("9011F2", "Clipper", "San Francisco Bay Area"),
+        ("3010F2", "ORCA", "Seattle"),
+        ("F013F2", "ORCA", "Seattle"),
+        ("314553", "Opal", "Sydney"),
+        ("AF1122", "Leap", "Dublin"),
+        ("F010F2", "myki", "Melbourne"),
+        ("0011F2", "myki", "Melbourne"),
+        ("E010F2", "Hop Fastpass", "Portland"),
+        ("B006F2", "metroCARD", "Adelaide"),
+        ("004055", "AT HOP", "Auckland"),
+        ("8113F2", "Ventra", "Chicago"),
+        ("2014F2", "PRESTO", "Ontario"),
+        ("5014F2", "Breeze", "Atlanta"),
+        ("1120EF", "HSL card", "Helsinki"),
+        ("1420EF", "HSL card", "Helsinki"),
+        ("31594F", "Oyster", "London"),
+        ("1602A0", "ITSO", "United Kingdom"),
+        ("422201", "Istanbulkart", "Istanbul"),
+        ("004078", "nol", "Dubai"),
+        ("05007D", "Rejsekort", "Denmark"),
     ].compactMap { aid, name, place in DESFireApplicationID(hex: aid).map { Entry(aid: $0, name: name, place: place) } }
 
     /// The entry for `aid`, if it is a known one.

@@ -128,8 +128,9 @@ struct DESFireParsingTests {
 
     @Test("application IDs: written most significant first, sent least significant first; GetDFNames one frame per application")
     func applications() throws {
-        let clipper = try #require(DESFireApplicationID(hex: "F21190"))
-        #expect(clipper.wire == [0x90, 0x11, 0xF2] && DESFireApplicationID(wire: [0x90, 0x11, 0xF2]) == clipper)
+        // Clipper is 0x9011F2 (Metrodroid), on the wire F2 11 90 (proxmark3's aid_desfire.json: F21190).
+        let clipper = try #require(DESFireApplicationID(hex: "9011F2"))
+        #expect(clipper.wire == [0xF2, 0x11, 0x90] && DESFireApplicationID(wire: [0xF2, 0x11, 0x90]) == clipper)
         #expect(DESFireKnownApplications.name(of: clipper)?.name == "Clipper" && DESFireApplicationID(hex: "F2119") == nil)
         var n = 0
         let card = DESFireCard(transport: APDUTransport(channel: ComputedCard { _ in
