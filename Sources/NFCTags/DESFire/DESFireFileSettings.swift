@@ -1,41 +1,5 @@
 import ISO7816
 
-/// Who may do one thing to a DESFire file: a key of the application, anyone, or no one (a nibble
-/// of the file's access rights).
-public enum DESFireAccess: Sendable, Hashable, CustomStringConvertible {
-    /// 0-D: after an authentication with this key.
-    case key(UInt8)
-    /// E: anyone, without authentication (and then the data travels plain).
-    case free
-    /// F: no one.
-    case never
-
-    public init(nibble: UInt8) {
-        switch nibble & 0x0F {
-        case 0x0E: self = .free
-        case 0x0F: self = .never
-        case let k: self = .key(k)
-        }
-    }
-
-    public var nibble: UInt8 {
-        switch self {
-        case let .key(k): return k & 0x0F
-        case .free: return 0x0E
-        case .never: return 0x0F
-        }
-    }
-
-    /// "key 1", "free", "never".
-    public var description: String {
-        switch self {
-        case let .key(k): return "key \(k)"
-        case .free: return "free"
-        case .never: return "never"
-        }
-    }
-}
-
 /// A file's four access rights: Read, Write, ReadWrite (either), Change (its settings). On the
 /// wire two bytes, least significant first: (RW << 4 | Change), (Read << 4 | Write).
 public struct DESFireAccessRights: Sendable, Hashable, CustomStringConvertible {

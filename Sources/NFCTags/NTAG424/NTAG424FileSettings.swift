@@ -1,37 +1,9 @@
-// NTAG 424 DNA file settings and their SDM part, access rights, GetVersion's answer, and the
-// CRC32 that ChangeKey appends.
+// NTAG 424 DNA file settings and their SDM part, and the answer to GetVersion.
 import ISO7816
 
-/// Who may do something with an NTAG 424 DNA file: a key (0-4), everyone (E), or no one (F).
-public enum NTAG424Access: Hashable, Sendable, CustomStringConvertible {
-    case key(UInt8)
-    case free
-    case never
-
-    public init(nibble: UInt8) {
-        switch nibble & 0x0F {
-        case 0x0E: self = .free
-        case 0x0F: self = .never
-        case let k: self = .key(k)
-        }
-    }
-
-    public var nibble: UInt8 {
-        switch self {
-        case let .key(k): return k & 0x0F
-        case .free: return 0x0E
-        case .never: return 0x0F
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .key(k): return "key \(k)"
-        case .free: return "free"
-        case .never: return "never"
-        }
-    }
-}
+/// Who may do something with an NTAG 424 DNA file: a key (0-4), everyone (E), or no one (F);
+/// the DESFire family's access nibble.
+public typealias NTAG424Access = DESFireAccess
 
 /// Secure Dynamic Messaging of a file (NT4H2421Gx §10.7.1, ChangeFileSettings): what is
 /// mirrored where into the file's text on every read.
