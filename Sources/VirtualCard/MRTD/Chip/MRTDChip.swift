@@ -221,10 +221,23 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
     /// fixed value from a worked example is taken as it is.
     func randomScalar(below limit: BigNumber) -> BigNumber {
         for _ in 0..<64 {
-            let k = BigNumber(bytes: random.bytes(limit.byteCount))
+            let k = BigNumber.candidate(below: limit, random.bytes)
             if !k.isZero && k < limit { return k }
         }
         return BigNumber(1)
+    }
+}
+
+extension BigNumber {
+    /// `limit`'s byte length of random bytes with the bits above `limit`'s bit length cleared:
+    /// for P-521 (a 521-bit order in 66 bytes) a plain draw is below the order once in 128
+    /// tries, and 64 tries failed most of the time (the interop tests' ECDSA active
+    /// authentication on P-521). A value from a worked example, below the limit, is unchanged.
+    static func candidate(below limit: BigNumber, _ bytes: (Int) -> [UInt8]) -> BigNumber {
+        var draw = bytes(limit.byteCount)
+        let excess = limit.byteCount * 8 - limit.bitCount
+        if excess > 0, !draw.isEmpty { draw[0] &= 0xFF >> excess }
+        return BigNumber(bytes: draw)
     }
 }
 
