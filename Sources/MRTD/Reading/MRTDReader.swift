@@ -240,7 +240,8 @@ public final class MRTDReader {
 
     /// Runs active authentication with DG15's key (and DG14's ActiveAuthenticationInfo for ECDSA).
     public func performActiveAuthentication(dg15: ChipPublicKey, dg14 infos: SecurityInfos?) throws -> ActiveAuthenticationResult {
-        try ActiveAuthentication.perform(on: channel, publicKey: dg15, info: infos?.activeAuthenticationInfos.first, random: options.random)
+        try ActiveAuthentication.perform(on: channel, publicKey: dg15, info: infos?.activeAuthenticationInfos.first, random: options.random,
+                                         extendedLength: extendedAllowed)
     }
 
     // MARK: Files
