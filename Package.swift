@@ -79,6 +79,8 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
+        // The library's reader against the emulated chip, written apart from each other.
+        .testTarget(name: "MRTDInteropTests", dependencies: ["MRTD", "VirtualCard", "ISO7816", "CardCrypto"]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
