@@ -32,7 +32,12 @@ public enum BasicAccessControl {
         let cipher = try tdes(kEnc)
         let eIFD = try MRTDProtocolError.crypto("BAC") { try cipher.encrypt(cbc: rndIFD + rndICC + kIFD) }
         let mIFD = try MRTDProtocolError.crypto("BAC") { try RetailMAC.mac(key: kMac, data: Padding.pad(eIFD, blockSize: 8)) }
-        let answer = try channel.transport.send(CommandAPDU(cla: 0x00, ins: 0x82, p1: 0, p2: 0, data: eIFD + mIFD, ne: 40))
+        // E_IFD ‖ M_IFD and the chip's E_ICC ‖ M_ICC are cryptograms under keys made from the MRZ
+        // alone: whoever holds them can test MRZ guesses offline. Traces and recordings show them
+        // as `**`, as they show PINs.
+        let externalAuthenticate = CommandAPDU(cla: 0x00, ins: 0x82, p1: 0, p2: 0, data: eIFD + mIFD, ne: 40)
+        let dataStart = externalAuthenticate.isExtended ? 7 : 5
+        let answer = try channel.transport.send(externalAuthenticate, secret: dataStart..<(dataStart + 40), secretResponse: true)
         switch answer.statusWord {
         case .success: break
         case .securityStatusNotSatisfied, .verificationFailed, StatusWord(rawValue: 0x6300):
