@@ -70,9 +70,11 @@ struct AccessInteropTests {
         let read = try rig.reader.readDocument(key: specimen.mrzKey)
         #expect(read.access.method == .bac && !read.access.fellBackToBAC)
         #expect(read.dump.cardAccess == nil)
-        // The only command before BAC's SELECT is the EF.CardAccess probe (no EF.COM, no EF.DIR: gmrtd #226).
-        let beforeBAC = rig.log.instructions.prefix { $0 != 0xA4 }
-        #expect(beforeBAC == [0xB0])
+        // Before BAC only the EF.CardAccess probe (by SFI, then by file identifier), once more after
+        // SELECT MF (a new connection does not know which DF the last program left selected); no
+        // EF.COM, no EF.DIR (gmrtd #226).
+        let beforeBAC = rig.log.exchanges.prefix { $0.command.count < 2 || $0.command[1] != 0x84 }.map { Hex.encode($0.command) }
+        #expect(beforeBAC == ["00B09C0000", "00A4020C02011C", "00A4000C023F00", "00B09C0000", "00A4020C02011C", "00A4040C07A0000002471001"])
         #expect(read.verify(trust: specimen.trust, at: Self.now).genuine)
 
         var pace = MRTDReadRequest()
@@ -109,6 +111,19 @@ struct AccessInteropTests {
         #expect(read.access.method == .bac && read.access.fellBackToBAC)
         #expect(read.access.description.contains("after PACE failed"))
         #expect(read.verify(trust: specimen.trust, at: Self.now).genuine)
+    }
+
+    @Test("a chip an earlier connection left in the application: EF.CardAccess is found after SELECT MF, and PACE runs")
+    func applicationLeftSelected() throws {
+        let specimen = Specimens.standard
+        let rig = Rig(specimen)
+        let info = try rig.reader.readChipInfo()
+        #expect(info.hasApplication && info.preferredPACE != nil && rig.chip.applicationSelected)
+        // A second program on the same card, not reset in between.
+        let second = MRTDReader(transport: APDUTransport(channel: rig.channel))
+        let read = try second.readDocument(key: specimen.mrzKey)
+        #expect(read.access.method == .pace)
+        #expect(read.dump.cardAccess == specimen.bytes("EF.CardAccess"))
     }
 
     @Test("several PACEInfos and a chip that wants the parameter id (DO 84, gmrtd #108)")
