@@ -83,14 +83,18 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
     public var applicationSelected: Bool { state.current.applicationSelected }
     /// Commands received since the chip was made.
     public var commandCount: Int { state.current.commands }
+    /// Every session key (K_Enc and K_MAC) this chip has used since it was made, in order: for
+    /// tests that prove they never reach a trace, a recording or any output. An emulated chip's
+    /// keys protect nothing; a real chip never tells.
+    public var sessionKeysUsed: [[UInt8]] { state.current.keysUsed }
 
     // MARK: EmulatedCard
 
     public func reset() {
         state.withLock { s in
-            let commands = s.commands
+            let (commands, keys) = (s.commands, s.keysUsed)
             s = State()
-            s.commands = commands
+            (s.commands, s.keysUsed) = (commands, keys)
         }
     }
 
@@ -121,6 +125,7 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
         var pace: PACERun?
         var chipAuthenticationSetup: ChipAuthenticationSetup?
         var commands = 0
+        var keysUsed: [[UInt8]] = []
     }
 
     /// One command's answer, and what it changes beyond the file system.
@@ -181,6 +186,7 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
             // ended the session (then bare).
             guard var current = s.session else { return outcome.response.bytes }
             let wrapped = current.channel.wrap(outcome.response, oddINS: odd)
+            if let new = outcome.newSession { s.keysUsed += [new.channel.encryptionKey, new.channel.macKey] }
             s.session = outcome.newSession ?? current
             return wrapped.bytes
         }
@@ -190,7 +196,10 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
         if s.session != nil { endSession(&s) }
         let exchange = Exchange(secured: false, capacity: limit, chained: command.cla & 0x10 != 0)
         let outcome = execute(command, exchange, &s)
-        if let new = outcome.newSession { s.session = new }
+        if let new = outcome.newSession {
+            s.keysUsed += [new.channel.encryptionKey, new.channel.macKey]
+            s.session = new
+        }
         return outcome.response.bytes
     }
 
