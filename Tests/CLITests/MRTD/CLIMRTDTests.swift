@@ -161,6 +161,23 @@ struct CLIMRTDTests {
         }
     }
 
+    @Test("an answer altered on the way (a bit of DG1's cryptogram): its MAC does not verify, the chip is opened again, and the read completes with what the chip holds")
+    func alteredAnswer() async throws {
+        let trust = try specimen.trustFolder()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        let card = TamperingCard(MRTDChip(document: specimen.document)) { command in
+            // The first protected READ BINARY of DG1 by its short EF identifier.
+            command.count > 3 && command[0] == 0x0C && command[1] == 0xB0 && command[2] == 0x81
+        }
+        try await withInsertedCard(card) { inserted in
+            let r = try read(inserted.reader, ["--mrz", specimen.mrzText, "--trust", trust, "--json"])
+            #expect(card.tampered == 1)
+            #expect(r.status == 0 && r.document["genuine"] as? Bool == true, "\(r.stderr)")
+            #expect(r.document.object("statistics")["sessionRestarts"] as? Int == 1)
+            #expect(r.document.object("mrz").string("surname") == "ERIKSSON")
+        }
+    }
+
     @Test("chip and active authentication: a chip without DG14's or DG15's private key fails them (exit 65); skipped on request")
     func chipProofs() async throws {
         let trust = try specimen.trustFolder()
@@ -295,5 +312,33 @@ struct CLIMRTDTests {
         }
         let misuse = try runAPDU(["emulate", "--data", "/tmp"])
         #expect(misuse.status == 64 && misuse.stderr.contains("--data is for --mrtd"), "\(misuse.stderr)")
+    }
+}
+
+/// A card whose first answer to a command `matches` picks comes back with one bit flipped, as a
+/// man in the middle (or a bad field) would alter it.
+final class TamperingCard: EmulatedCard, @unchecked Sendable {
+    let card: any EmulatedCard
+    let matches: @Sendable ([UInt8]) -> Bool
+    /// Matching commands seen, and answers altered (only the first).
+    private let count = Locked((seen: 0, altered: 0))
+    init(_ card: any EmulatedCard, _ matches: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.card = card
+        self.matches = matches
+    }
+    var tampered: Int { count.current.altered }
+    var atr: [UInt8] { card.atr }
+    func reset() { card.reset() }
+    func process(_ apdu: [UInt8]) -> [UInt8] {
+        var answer = card.process(apdu)
+        guard answer.count > 20, matches(apdu) else { return answer }
+        let first = count.withLock { c -> Bool in
+            c.seen += 1
+            guard c.seen == 1 else { return false }
+            c.altered += 1
+            return true
+        }
+        if first { answer[8] ^= 0x01 }
+        return answer
     }
 }
