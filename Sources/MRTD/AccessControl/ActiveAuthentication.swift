@@ -9,9 +9,10 @@ internal import SwiftASN1
 public enum ActiveAuthentication {
     /// Sends INTERNAL AUTHENTICATE with an 8-byte challenge and checks the chip's signature.
     /// - Parameters:
+    ///   - channel: the channel, secure messaging established.
     ///   - publicKey: DG15's SubjectPublicKeyInfo.
     ///   - info: DG14's ActiveAuthenticationInfo (ECDSA's hash); nil means SHA-1 (§6.1).
-    ///   - challenge: fixed bytes only in tests; otherwise 8 random bytes.
+    ///   - random: the 8-byte challenge is drawn from it (fixed bytes only in tests).
     ///   - extendedLength: whether the reader and the chip both take extended-length APDUs.
     public static func perform(on channel: MRTDChannel, publicKey: ChipPublicKey, info: ActiveAuthenticationInfo? = nil,
                                random: RandomSource = .system, extendedLength: Bool = false) throws -> ActiveAuthenticationResult {

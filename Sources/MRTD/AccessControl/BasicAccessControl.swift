@@ -8,6 +8,7 @@ import ISO7816
 public enum BasicAccessControl {
     /// Runs BAC on the selected eMRTD application and installs the new session on `channel`.
     /// - Parameters:
+    ///   - channel: the channel to the chip, plain (any session on it is dropped).
     ///   - key: an MRZ key (BAC knows no CAN).
     ///   - random: RND.IFD (8 bytes) then K.IFD (16 bytes) are drawn from it.
     /// - Returns: the session keys' cipher (always 2K3DES) inside the installed `SecureMessaging`.

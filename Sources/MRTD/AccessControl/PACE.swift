@@ -9,6 +9,9 @@ import ISO7816
 public enum PACE {
     /// Runs PACE with `info`'s protocol and installs the new session on `channel`.
     /// - Parameters:
+    ///   - channel: the channel to the chip, plain (any session on it is dropped).
+    ///   - key: the MRZ or the CAN.
+    ///   - info: the PACEInfo to run (see `MRTDReader`'s choice for `.auto`).
     ///   - securityInfos: EF.CardAccess as read (gives the domain parameters and whether DO 84
     ///     must be sent).
     ///   - random: the terminal's nonce (IM) and private keys are drawn from it.

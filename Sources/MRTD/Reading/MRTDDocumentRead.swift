@@ -213,7 +213,10 @@ extension MRTDReader {
     /// reported as protected, not as failures. A failed proof is a verdict, not an error: the
     /// session is re-established and the read goes on.
     ///
-    /// - Parameter progress: called before each file with its name, the files done and the total.
+    /// - Parameters:
+    ///   - key: the MRZ or the CAN.
+    ///   - request: access control, the data groups and the proofs to run.
+    ///   - progress: called before each file with its name, the files done and the total.
     /// - Throws: `MRTDProtocolError` when access control fails or a file cannot be read;
     ///   transport errors (a pulled card) as the transport throws them.
     public func readDocument(key: MRTDAccessKey, request: MRTDReadRequest = MRTDReadRequest(),

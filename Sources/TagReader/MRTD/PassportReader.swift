@@ -94,7 +94,10 @@ public final class PassportReader: @unchecked Sendable {
     /// Reads the whole document: access control, EF.COM, EF.SOD, every data group listed, chip
     /// authentication after DG14 and active authentication after DG15, in one transaction.
     /// Verify what came back with `MRTDDocumentRead.verify(trust:at:)`.
-    /// - Parameter progress: called on the tag's queue before each file.
+    /// - Parameters:
+    ///   - key: the MRZ or the CAN.
+    ///   - request: access control, the data groups and the proofs to run.
+    ///   - progress: called on the tag's queue before each file.
     public func readDocument(key: MRTDAccessKey, request: MRTDReadRequest = MRTDReadRequest(),
                              progress: (@Sendable (_ file: String, _ done: Int, _ total: Int) -> Void)? = nil) async throws -> MRTDDocumentRead {
         try await run { try $0.readDocument(key: key, request: request, progress: progress) }
