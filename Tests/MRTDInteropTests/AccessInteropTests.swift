@@ -29,6 +29,19 @@ struct AccessInteropTests {
         #expect(report.verification.mrz?.documentNumber == "L898902C")
     }
 
+    @Test("data groups left out: DG14 and DG15 listed but not read are offered proofs not run, and the document is not called genuine")
+    func partialRead() throws {
+        let specimen = Specimens.standard
+        var request = MRTDReadRequest()
+        request.dataGroups = [1, 11]
+        let read = try Rig(specimen).reader.readDocument(key: specimen.mrzKey, request: request)
+        #expect(Set(read.dump.dataGroups.keys) == [1, 11])
+        #expect(read.chipAuthentication.offered && read.chipAuthentication.status == .notVerified)
+        #expect(read.activeAuthentication.offered && read.activeAuthentication.status == .notVerified)
+        let report = read.verify(trust: specimen.trust, at: Self.now)
+        #expect(report.dataGenuine && !report.genuine)
+    }
+
     @Test("PACE with the CAN")
     func can() throws {
         let specimen = Specimens.standard

@@ -241,6 +241,7 @@ extension MRTDReader {
         if case let .read(bytes) = try readFile(.sod) { dump.sod = bytes }
         var listed = Set((dump.com.flatMap { try? EFCOM(decoding: $0) }?.dataGroups) ?? [])
         listed.formUnion((dump.sod.flatMap { try? DocumentSecurityObject(decoding: $0) }?.dataGroupHashes.keys).map(Array.init) ?? [])
+        let everyListed = listed
         if let wanted = request.dataGroups { listed.formIntersection(wanted) }
         // DG14 first: chip authentication's keys then carry everything else (Part 11 §7.1).
         let order = listed.sorted { a, b in a == 14 ? true : b == 14 ? false : a < b }
@@ -248,6 +249,13 @@ extension MRTDReader {
         var protected: [Int] = [], missing: [Int] = []
         var chipProof = ChipProof.notOffered(.chipAuthentication, "the document has no DG14 with a chip authentication key")
         var activeProof = ChipProof.notOffered(.activeAuthentication, "the document has no DG15")
+        // Listed but left out by the request: offered, not proven (never "the document has none").
+        if everyListed.contains(14) && !listed.contains(14) {
+            chipProof = ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "DG14 was not read")
+        }
+        if everyListed.contains(15) && !listed.contains(15) {
+            activeProof = ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "DG15 was not read")
+        }
         var dg14: SecurityInfos?
         for (index, number) in order.enumerated() {
             guard let file = MRTDFile.dataGroup(number) else { continue }

@@ -80,10 +80,7 @@ public final class PassportReader: @unchecked Sendable {
     /// - Throws: `MRTDProtocolError` (`.accessDenied`: the key is not this document's).
     @discardableResult
     public func establishAccess(_ method: MRTDAccessMethod = .auto, key: MRTDAccessKey) async throws -> MRTDAccess {
-        try await run { reader in
-            if method != .bac, reader.cardAccess == nil { _ = try reader.readCardAccess() }
-            return MRTDAccess(try reader.establishAccess(method, key: key), password: key.passwordReference)
-        }
+        try await run { reader in MRTDAccess(try reader.establishAccess(method, key: key), password: key.passwordReference) }
     }
 
     /// Reads one elementary file whole (after `establishAccess`, for the application's files).

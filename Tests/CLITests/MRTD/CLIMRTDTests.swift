@@ -215,6 +215,9 @@ struct CLIMRTDTests {
             #expect(!FileManager.default.fileExists(atPath: base + ".png") && FileManager.default.fileExists(atPath: base + ".jpg"))
             let mode = try FileManager.default.attributesOfItem(atPath: base + ".jpg")[.posixPermissions] as? Int
             #expect(mode == 0o600)
+            // No face read (DG2 left out): the summary still prints, then exit 1 with one line.
+            let none = try read(inserted.reader, ["--can", "123456", "--data-groups", "1,11", "--face", base])
+            #expect(none.status == 1 && none.stdout.contains("ERIKSSON") && none.stderr.contains("no face image"), "\(none.stderr)")
         }
     }
 

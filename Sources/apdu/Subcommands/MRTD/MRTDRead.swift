@@ -92,16 +92,20 @@ extension APDUCommand {
                 progress.finish()
                 var view = MRTDView(report: read.verify(trust: trust), read: read, reader: readerName, trustGiven: trust != nil)
                 if let out { try writeDump(read.dump, to: out) }
-                if let face { view.faceFile = try writeFace(view, to: face) }
-                try finish(view, json: output.json)
+                // The document was read: its summary is printed even when the face cannot be written.
+                var faceFailure: Failure?
+                if let face {
+                    do { view.faceFile = try writeFace(view, to: face) } catch let failure as Failure { faceFailure = failure }
+                }
+                try finish(view, json: output.json, then: faceFailure)
             }
         }
     }
 }
 
 /// Prints the view and ends with the exit code it calls for: 0 when proven as far as asked,
-/// 65 with the first reason otherwise.
-func finish(_ view: MRTDView, json: Bool) throws {
+/// 65 with the first reason otherwise, else `then` (a face that could not be written).
+func finish(_ view: MRTDView, json: Bool, then later: Failure? = nil) throws {
     if json {
         Terminal.print(view.json.serialized)
     } else {
@@ -111,6 +115,7 @@ func finish(_ view: MRTDView, json: Bool) throws {
     if let first = unproven.first {
         throw Failure(.badData, "not proven genuine: \(first)" + (unproven.count > 1 ? " (and \(unproven.count - 1) more)" : ""))
     }
+    if let later { throw later }
 }
 
 /// Writes the face as served under the extension of its format; returns the path written.

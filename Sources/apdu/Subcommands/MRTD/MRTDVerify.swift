@@ -32,8 +32,11 @@ extension APDUCommand {
                 let trust = try trustOptions.load()
                 let dump = try mrtdFailures { try MRTDDump(directory: directory) }
                 var view = MRTDView(report: MRTDReport(dump: dump, trust: trust), read: nil, reader: nil, trustGiven: trust != nil)
-                if let face { view.faceFile = try writeFace(view, to: face) }
-                try finish(view, json: output.json)
+                var faceFailure: Failure?
+                if let face {
+                    do { view.faceFile = try writeFace(view, to: face) } catch let failure as Failure { faceFailure = failure }
+                }
+                try finish(view, json: output.json, then: faceFailure)
             }
         }
     }
