@@ -90,13 +90,24 @@ struct CLIMRTDFaultTests {
         let place = Array("ZEN\u{1B}[2J\u{1B}]0;owned\u{07}ITH".utf8)
         let fields: [UInt8] = [0x5F, 0x11, UInt8(place.count)] + place
         document.files[.dataGroup(11)] = [0x6B, UInt8(fields.count)] + fields
+        // And a DG7 (a signature image) that EF.COM lists and EF.SOD does not: shown, and unlisted.
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0x42, count: 60) + [0xFF, 0xD9]
+        let dg7Body: [UInt8] = [0x02, 0x01, 0x01, 0x5F, 0x43, UInt8(jpeg.count)] + jpeg
+        document.files[.dataGroup(7)] = [0x67, UInt8(dg7Body.count)] + dg7Body
+        let tags: [UInt8] = [0x61, 0x75, 0x63, 0x76, 0x67, 0x6B, 0x6C, 0x6E, 0x6F]
+        let com: [UInt8] = [0x5F, 0x01, 0x04] + Array("0107".utf8) + [0x5F, 0x36, 0x06] + Array("040000".utf8) + [0x5C, UInt8(tags.count)] + tags
+        document.files[.com] = [0x60, UInt8(com.count)] + com
         try await withInsertedCard(MRTDChip(document: document)) { inserted in
             let r = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--can", "123456", "--color", "always"])
             #expect(r.status == 65, "\(r.stderr)")
             #expect(r.stdout.contains("born in     ZEN"), "\(r.stdout)")
+            #expect(r.stdout.contains("signature   JPEG, 66 bytes (DG7)"), "\(r.stdout)")
             #expect(!r.stdout.contains("\u{1B}[2J") && !r.stdout.contains("\u{1B}]0") && !r.stdout.contains("\u{07}"), "\(r.stdout)")
             let json = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--can", "123456", "--json"])
             #expect(json.status == 65 && !json.stdout.contains("\u{1B}") && json.document.object("personalDetails")["placeOfBirth"] != nil)
+            #expect((json.document["signatureImages"] as? [[String: Any]])?.first?["format"] as? String == "jpeg")
+            let dg7 = (json.document["dataGroups"] as? [[String: Any]])?.first { $0["number"] as? Int == 7 }
+            #expect(dg7?["hash"] as? String == "notListed" && dg7?["status"] as? String == "read")
         }
     }
 }

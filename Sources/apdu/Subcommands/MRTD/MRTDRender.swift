@@ -23,6 +23,11 @@ struct MRTDView {
     var dg11: DataGroup11? { if case let .success(.dg11(g))? = verification.dataGroups[11] { return g }; return nil }
     var dg12: DataGroup12? { if case let .success(.dg12(g))? = verification.dataGroups[12] { return g }; return nil }
     var face: FaceImage? { dg2?.faces.first }
+    /// DG5 (displayed portraits) and DG7 (signature or usual mark), when read.
+    func displayed(_ number: Int) -> DisplayedImages? {
+        if case let .success(.displayedImages(images))? = verification.dataGroups[number] { return images }
+        return nil
+    }
 
     // MARK: Exit status
 
@@ -98,6 +103,10 @@ struct MRTDView {
             if let faceFile { text += " → \(Terminal.safe(faceFile))" }
             out.append(text)
         }
+        for (number, label) in [(5, "portrait   "), (7, "signature  ")] {
+            guard let images = displayed(number) else { continue }
+            out.append("  \(label) " + images.images.map { "\($0.format.rawValue.uppercased()), \($0.bytes.count) bytes" }.joined(separator: "; ") + " (DG\(number))")
+        }
         for (number, result) in verification.dataGroups.sorted(by: { $0.key < $1.key }) {
             if case let .failure(error) = result { out.append(Style.warning.paint("  DG\(number) does not decode: \(Terminal.safe(error.message))")) }
         }
@@ -157,6 +166,11 @@ struct MRTDView {
                      ("width", f.width.map(JSON.int) ?? .null), ("height", f.height.map(JSON.int) ?? .null), ("bytes", .int(f.image.bytes.count)),
                      ("file", .optional(faceFile))])
         } ?? .null))
+        for (key, number) in [("displayedPortraits", 5), ("signatureImages", 7)] {
+            members.append((key, displayed(number).map { d in
+                .array(d.images.map { .object([("format", .string($0.format.rawValue)), ("mimeType", .string($0.format.mimeType)), ("bytes", .int($0.bytes.count))]) })
+            } ?? .null))
+        }
         members.append(("personalDetails", dg11.map(Self.json) ?? .null))
         members.append(("documentDetails", dg12.map(Self.json) ?? .null))
         members.append(("passiveAuthentication", passiveJSON))
