@@ -66,16 +66,16 @@ let package = Package(
         // take their EC, DH and RSA arithmetic from libcrypto.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN", "CardCrypto", "COpenSSL"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
-        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading"]),
+        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD"]),
         .executableTarget(
             name: "apdu",
             dependencies: [
-                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics", "SUN", "SUNStore",
+                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics", "SUN", "SUNStore", "MRTD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.
-        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "TagReader", "SUN", "VirtualCard"]),
+        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "TagReader", "SUN", "VirtualCard", "MRTD"]),
         // The start-up floor of an ArgumentParser tool, for Scripts/bench startup; not a product.
         .executableTarget(name: "startup-floor", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Virtual-reader helpers shared by the integration and CLI tests; not a product.
@@ -84,15 +84,17 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
+        // The library's reader against the emulated chip, written apart from each other.
+        .testTarget(name: "MRTDInteropTests", dependencies: ["MRTD", "VirtualCard", "ISO7816", "CardCrypto"]),
         .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "CardCrypto", "VirtualCard", "TestSupport", "SUN"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "CardCrypto", "COpenSSL"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PCSC", "ISO7816", "VirtualCard", "TestSupport"]),
-        .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport"]),
+        .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "MRTD"]),
         // Only public API, as a program that adds the package sees it: no @testable import.
-        .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN"]),
-        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics", "SUN"]),
+        .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN", "MRTD"]),
+        .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics", "SUN", "MRTD", "CardCrypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,6 +22,10 @@ public struct Exchange: Sendable, Hashable {
     /// Bytes of `command` that carry a secret the sender marked (a tag password inside a
     /// reader's wrapper); traces show them as `**`.
     public var secretRange: Range<Int>?
+    /// Whether the answer's data is a secret the sender marked (a cryptogram under a key made
+    /// from a password, which would let anyone holding the trace guess the password offline:
+    /// BAC's EXTERNAL AUTHENTICATE answer); traces show its data as `**`, its status word as it is.
+    public var secretResponse = false
 
     public enum Purpose: String, Sendable, Hashable {
         case command, getResponse, resendWithLe, chained
@@ -135,10 +139,23 @@ public final class APDUTransport {
     /// Sends `command` with the bytes `secret` of its encoding marked, so observers (traces,
     /// recordings) show them as `**`: a key inside a reader's pseudo-APDU, a sector trailer.
     public func send(_ command: CommandAPDU, secret: Range<Int>) throws -> ResponseAPDU {
-        guard let observer else { return try send(command) }
+        try send(command, secret: secret, secretResponse: false)
+    }
+
+    /// Sends `command` with the bytes `secret` of its encoding marked and, with `secretResponse`,
+    /// the data of every answer to it (GET RESPONSE rounds included), so observers show them as
+    /// `**`: BAC's EXTERNAL AUTHENTICATE, whose cryptograms under the MRZ's keys would let a
+    /// trace's reader test guesses of the MRZ offline.
+    public func send(_ command: CommandAPDU, secret: Range<Int>?, secretResponse: Bool) throws -> ResponseAPDU {
+        guard let observer, secret != nil || secretResponse else { return try send(command) }
+        let length = command.bytes.count
         self.observer = { exchange in
             var marked = exchange
-            if exchange.purpose == .command { marked.secretRange = secret }
+            // The command's own bytes, sent first or re-sent with a corrected Le (same length).
+            if exchange.purpose == .command || (exchange.purpose == .resendWithLe && exchange.command.count == length) {
+                marked.secretRange = secret
+            }
+            marked.secretResponse = secretResponse
             observer(marked)
         }
         defer { self.observer = observer }

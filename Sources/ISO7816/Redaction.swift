@@ -27,6 +27,15 @@ public enum Redaction {
         return head + separator + hidden + tail
     }
 
+    /// Hex of an exchange's response: its data shown as `**` per byte when the sender marked it
+    /// secret (`Exchange.secretResponse`), the status word always as it is.
+    public static func responseHex(_ exchange: Exchange, showSecrets: Bool = false, separator: String = " ") -> String {
+        let r = exchange.response
+        guard !showSecrets, exchange.secretResponse, r.count > 2 else { return Hex.encode(r, separator: separator) }
+        let hidden = Array(repeating: "**", count: r.count - 2).joined(separator: separator)
+        return hidden + separator + Hex.encode(r.suffix(2), separator: separator)
+    }
+
     /// Hex of an exchange's command: its marked secret bytes (`Exchange.secretRange`) or the
     /// data of a PIN command shown as `**`.
     public static func hex(_ exchange: Exchange, showSecrets: Bool = false, separator: String = " ") -> String {

@@ -1,6 +1,7 @@
 // The Swift side of Scripts/bench: the same loops as Scripts/bench-src/*.c and the Python
 // baselines, through the library.
 import ISO7816
+import MRTD
 import NDEF
 import NFCTags
 import PCSC
@@ -351,6 +352,131 @@ if arguments.count == 3, arguments[1] == "pagemap" {
 if arguments.count == 4, arguments[1] == "ndef", let seconds = Double(arguments[3]) {
     benchNDEF(path: arguments[2], seconds: seconds)
 }
+
+/// An emulated card whose processing time (process CPU) is counted apart, so a handshake's CPU
+/// can be split between the terminal (the library) and the chip.
+final class TimedCard: EmulatedCard, @unchecked Sendable {
+    let card: any EmulatedCard
+    var cpuMicroseconds = 0.0
+    init(_ card: any EmulatedCard) { self.card = card }
+    var atr: [UInt8] { card.atr }
+    func reset() { card.reset() }
+    func powerOff() { card.powerOff() }
+    func process(_ apdu: [UInt8]) -> [UInt8] {
+        let start = processCPUMicroseconds()
+        defer { cpuMicroseconds += processCPUMicroseconds() - start }
+        return card.process(apdu)
+    }
+}
+
+func processCPUMicroseconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) * 1e6 + Double(ts.tv_nsec) / 1e3
+}
+
+/// `apdu-bench mrtd`: a full read (EF.COM, EF.SOD, DG1, a 20 KB DG2, DG11, DG14, DG15) of the
+/// emulated chip after PACE, for each reader form, by the library's reader (largest size
+/// accepted, learned) and by readers with the fixed sizes of NFCPassportReader (160), JMRTD (223)
+/// and gmrtd (256); then PACE's CPU time per handshake. Prints one line per reader and form:
+/// "form|reader|exchanges|bytesSent|bytesReceived|minimum|worstFileAboveMinimum|ok".
+func benchMRTD() throws -> Never {
+    var options = MRTDSpecimen.Options()
+    options.seed = Array("apdu-bench mrtd".utf8)
+    options.faceSize = 21_000
+    options.csca = .ecdsa(parameterID: 12)
+    options.documentSigner = .ecdsa(parameterID: 12)
+    let specimen = try MRTDSpecimen.generate(options)
+    let line = Array(specimen.mrz[1])
+    let key = try MRTDAccessKey.mrz(documentNumber: String(line[0..<9]), dateOfBirth: String(line[13..<19]), dateOfExpiry: String(line[21..<27]))
+    let names = ["EF.COM", "EF.SOD", "DG1", "DG2", "DG11", "DG14", "DG15"]
+    let files: [MRTD.MRTDFile] = [.com, .sod] + [1, 2, 11, 14, 15].compactMap { MRTD.MRTDFile.dataGroup($0) }
+    let lengths = names.map { name in VirtualCard.MRTDFile.all.first { $0.fileName == name + ".bin" }.flatMap { specimen.document.files[$0]?.count } ?? 0 }
+
+    struct Form {
+        let name: String
+        let readerExtended: Bool
+        let chip: (inout MRTDChip.Configuration) -> Void
+    }
+    let forms = [
+        Form(name: "extended length (reader and chip)", readerExtended: true, chip: { _ in }),
+        Form(name: "short APDUs only (reader)", readerExtended: false, chip: { _ in }),
+        Form(name: "chip without extended length", readerExtended: true, chip: { $0.extendedLength = false }),
+        Form(name: "chip refusing more than 192 bytes", readerExtended: false, chip: { $0.largestLe = 192 }),
+        Form(name: "chip refusing more than 192 bytes, bare 67 00", readerExtended: false, chip: { $0.largestLe = 192; $0.oversizedLe = .unprotected }),
+        Form(name: "chip refusing more than 4096 bytes (extended)", readerExtended: true, chip: { $0.largestLe = 4096 }),
+    ]
+    let readers: [(String, [Int]?)] = [("swift-apdu", nil), ("fixed 160 (NFCPassportReader)", [160]), ("fixed 223 (JMRTD)", [223]), ("fixed 256 (gmrtd)", [256])]
+    for form in forms {
+        for (name, sizes) in readers {
+            var configuration = MRTDChip.Configuration()
+            form.chip(&configuration)
+            let chip = MRTDChip(document: specimen.document, configuration: configuration)
+            var readerOptions = MRTDReader.Options()
+            if let sizes { readerOptions.readSizes = sizes }
+            let reader = MRTDReader(transport: APDUTransport(channel: EmulatedChannel(card: chip, supportsExtendedLength: form.readerExtended)), options: readerOptions)
+            var ok = true
+            do {
+                _ = try reader.readCardAccess()
+                // The fixed-size readers do not learn extended length (none of them uses it).
+                if sizes == nil { _ = try? reader.readATRInfo() }
+                _ = try reader.establishAccess(.pace, key: key)
+            } catch { ok = false }
+            let before = reader.statistics
+            var worst = 0, minimum = 0
+            for (index, file) in files.enumerated() where ok {
+                let start = reader.statistics.exchanges
+                do {
+                    guard case .read = try reader.readFile(file) else { ok = false; break }
+                } catch { ok = false; break }
+                let used = reader.statistics.exchanges - start
+                // The fewest exchanges for this file: whole answers of the largest size this chip
+                // serves this reader (the protected answer's room under AES, capped by the chip).
+                let fixed = sizes?.first
+                let largest = fixed.map { min($0, 223, configuration.largestLe) }
+                    ?? (form.readerExtended && configuration.extendedLength ? min(configuration.largestLe, 65536) : min(223, configuration.largestLe))
+                let least = (lengths[index] + largest - 1) / largest
+                minimum += least
+                worst = max(worst, used - least)
+            }
+            let s = reader.statistics
+            print("\(form.name)|\(name)|\(s.exchanges - before.exchanges)|\(s.bytesSent - before.bytesSent)|\(s.bytesReceived - before.bytesReceived)|\(minimum)|\(worst)|\(ok ? "ok" : "FAILED")")
+        }
+    }
+
+    // PACE's CPU per handshake, the terminal's (the library) apart from the emulated chip's.
+    for (label, id) in [("brainpoolP256r1", 13), ("P-256", 12)] {
+        var paceOptions = MRTDSpecimen.Options()
+        paceOptions.seed = Array("apdu-bench pace \(id)".utf8)
+        paceOptions.csca = .ecdsa(parameterID: 12)
+        paceOptions.documentSigner = .ecdsa(parameterID: 12)
+        paceOptions.activeAuthentication = nil
+        paceOptions.chipAuthentication = nil
+        paceOptions.pace = [.init(mapping: .genericECDH, cipher: .aes128, parameterID: id)]
+        let document = try MRTDSpecimen.generate(paceOptions).document
+        let card = TimedCard(MRTDChip(document: document))
+        let channel = MRTDChannel(transport: APDUTransport(channel: EmulatedChannel(card: card)))
+        let infos = try SecurityInfos(encoded: VirtualCard.MRTDFile.all.first { $0 == .cardAccess }.flatMap { document.files[$0] } ?? [])
+        guard let info = infos.paceInfos.first else { print("no PACEInfo"); exit(65) }
+        let rounds = 200
+        var terminal: [Double] = []
+        for _ in 0..<rounds {
+            card.reset()
+            card.cpuMicroseconds = 0
+            let start = processCPUMicroseconds()
+            _ = try PACE.perform(on: channel, key: key, info: info, securityInfos: infos)
+            let total = processCPUMicroseconds() - start
+            terminal.append(total - card.cpuMicroseconds)
+        }
+        terminal.sort()
+        print("pace|\(label)|\(Int(terminal[rounds / 2]))|\(Int(terminal[rounds * 9 / 10]))")
+    }
+    exit(0)
+}
+
+if arguments.count == 2, arguments[1] == "mrtd" {
+    do { try benchMRTD() } catch { print("\(error)"); exit(74) }
+}
 /// `apdu-bench transmit READER N [card|transport|async]`: N ECHO APDUs through
 /// `PCSC.Card.transmit` (card), through the library's `APDUTransport` over `PCSCChannel`, the
 /// engine under TagReader (transport), or through `ISO7816Tag.sendCommand`, awaited one by one
@@ -358,7 +484,7 @@ if arguments.count == 4, arguments[1] == "ndef", let seconds = Double(arguments[
 let mode = arguments.count == 5 ? arguments[4] : "card"
 guard (4...5).contains(arguments.count), arguments[1] == "transmit", let n = Int(arguments[3]), n > 0,
       ["card", "transport", "async"].contains(mode) else {
-    print("usage: apdu-bench transmit READER N [card|transport|async] | apdu-bench ndef FILE SECONDS")
+    print("usage: apdu-bench transmit READER N [card|transport|async] | apdu-bench ndef FILE SECONDS | apdu-bench mrtd")
     exit(64)
 }
 do {

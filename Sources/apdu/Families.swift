@@ -11,6 +11,7 @@ struct Families: ParsableArguments {
     @OptionGroup var classic: MifareClassicFamily
     @OptionGroup var ntag424: NTAG424Family
     @OptionGroup var desfire: DESFireFamily
+    @OptionGroup var mrtd: MRTDFamily
 
     /// The families, in the order above, as parsed.
     var all: [any EmulatedFamily] { Mirror(reflecting: self).children.compactMap { ($0.value as? any FamilyOptionGroup)?.family } }

@@ -9,15 +9,22 @@ internal import SwiftASN1
 public enum ActiveAuthentication {
     /// Sends INTERNAL AUTHENTICATE with an 8-byte challenge and checks the chip's signature.
     /// - Parameters:
+    ///   - channel: the channel, secure messaging established.
     ///   - publicKey: DG15's SubjectPublicKeyInfo.
     ///   - info: DG14's ActiveAuthenticationInfo (ECDSA's hash); nil means SHA-1 (§6.1).
-    ///   - challenge: fixed bytes only in tests; otherwise 8 random bytes.
+    ///   - random: the 8-byte challenge is drawn from it (fixed bytes only in tests).
+    ///   - extendedLength: whether the reader and the chip both take extended-length APDUs.
     public static func perform(on channel: MRTDChannel, publicKey: ChipPublicKey, info: ActiveAuthenticationInfo? = nil,
-                               random: RandomSource = .system) throws -> ActiveAuthenticationResult {
+                               random: RandomSource = .system, extendedLength: Bool = false) throws -> ActiveAuthenticationResult {
         let challenge = random.bytes(8)
-        // Le 256: RSA-2048 signatures and P-521 ones fit a short answer; a chip that needs more
-        // answers 6Cxx or 61xx, which the transport follows.
-        let answer = try channel.send(CommandAPDU(cla: 0x00, ins: 0x88, p1: 0, p2: 0, data: challenge, ne: 256))
+        // Le 256 carries an RSA-2048 signature in a plain answer, but under secure messaging a
+        // short answer holds at most 223 plain bytes (AES; 231 with 3DES) beside DO 87's padding,
+        // DO 99 and DO 8E: the emulated chip answered a 2048-bit key's signature with 67 00.
+        // With extended length on both sides, ask for an extended answer when the signature may
+        // not fit a short one; otherwise a chip that needs more answers 6Cxx or 61xx, which the
+        // transport follows.
+        let ne = extendedLength && (expectedSignatureLength(publicKey) ?? 0) > 223 ? 65536 : 256
+        let answer = try channel.send(CommandAPDU(cla: 0x00, ins: 0x88, p1: 0, p2: 0, data: challenge, ne: ne))
         guard answer.statusWord == .success else { throw MRTDProtocolError.status(answer.statusWord, "INTERNAL AUTHENTICATE") }
         guard !answer.data.isEmpty else { throw MRTDProtocolError(.malformed, "INTERNAL AUTHENTICATE: the chip returned no signature") }
         return try verify(signature: answer.data, challenge: challenge, publicKey: publicKey, info: info)
@@ -36,6 +43,19 @@ public enum ActiveAuthentication {
         let digest = try ecdsaDigest(info)
         let valid = try verifyECDSA(signature: signature, digest: digest.hash(challenge), key: publicKey.publicKey, curve: curve)
         return ActiveAuthenticationResult(algorithm: "ECDSA with \(digest) on \(curve)", challenge: challenge, signatureValid: valid)
+    }
+
+    /// The signature's length for `key`: the RSA modulus' bytes, or twice the curve order's
+    /// (plain r ‖ s); nil when the key does not say.
+    static func expectedSignatureLength(_ key: ChipPublicKey) -> Int? {
+        if key.isRSA {
+            guard let node = try? SecurityInfoASN1.parse(key.publicKey, "the RSA public key"),
+                  let fields = try? SecurityInfoASN1.children(node, .sequence, "the RSA public key"), let first = fields.first,
+                  let modulus = try? SecurityInfoASN1.unsignedInteger(first, "the RSA modulus") else { return nil }
+            return modulus.drop { $0 == 0 }.count
+        }
+        guard case let .ellipticCurve(curve)? = try? key.specification.domain() else { return nil }
+        return 2 * curve.n.byteCount
     }
 
     static func ecdsaDigest(_ info: ActiveAuthenticationInfo?) throws(MRTDProtocolError) -> Digest {

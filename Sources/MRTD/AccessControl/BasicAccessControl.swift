@@ -8,6 +8,7 @@ import ISO7816
 public enum BasicAccessControl {
     /// Runs BAC on the selected eMRTD application and installs the new session on `channel`.
     /// - Parameters:
+    ///   - channel: the channel to the chip, plain (any session on it is dropped).
     ///   - key: an MRZ key (BAC knows no CAN).
     ///   - random: RND.IFD (8 bytes) then K.IFD (16 bytes) are drawn from it.
     /// - Returns: the session keys' cipher (always 2K3DES) inside the installed `SecureMessaging`.
@@ -32,7 +33,12 @@ public enum BasicAccessControl {
         let cipher = try tdes(kEnc)
         let eIFD = try MRTDProtocolError.crypto("BAC") { try cipher.encrypt(cbc: rndIFD + rndICC + kIFD) }
         let mIFD = try MRTDProtocolError.crypto("BAC") { try RetailMAC.mac(key: kMac, data: Padding.pad(eIFD, blockSize: 8)) }
-        let answer = try channel.transport.send(CommandAPDU(cla: 0x00, ins: 0x82, p1: 0, p2: 0, data: eIFD + mIFD, ne: 40))
+        // E_IFD ‖ M_IFD and the chip's E_ICC ‖ M_ICC are cryptograms under keys made from the MRZ
+        // alone: whoever holds them can test MRZ guesses offline. Traces and recordings show them
+        // as `**`, as they show PINs.
+        let externalAuthenticate = CommandAPDU(cla: 0x00, ins: 0x82, p1: 0, p2: 0, data: eIFD + mIFD, ne: 40)
+        let dataStart = externalAuthenticate.isExtended ? 7 : 5
+        let answer = try channel.transport.send(externalAuthenticate, secret: dataStart..<(dataStart + 40), secretResponse: true)
         switch answer.statusWord {
         case .success: break
         case .securityStatusNotSatisfied, .verificationFailed, StatusWord(rawValue: 0x6300):

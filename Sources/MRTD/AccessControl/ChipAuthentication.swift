@@ -15,10 +15,12 @@ public enum ChipAuthentication {
     /// The chip is proven to hold the key only when an answer under the new keys verifies: see
     /// `ChipAuthenticationResult.isConfirmed`.
     /// - Parameters:
+    ///   - channel: the channel, secure messaging established by BAC or PACE.
     ///   - publicKey: the chip's key from DG14 (its hash checked by passive authentication makes
     ///     the verdict mean "genuine chip").
     ///   - info: the ChipAuthenticationInfo naming the cipher; nil means 3DES, as chips with only
     ///     a ChipAuthenticationPublicKeyInfo use (§9.2.5).
+    ///   - random: the ephemeral key is drawn from it.
     public static func perform(on channel: MRTDChannel, publicKey: ChipAuthenticationPublicKeyInfo, info: ChipAuthenticationInfo?,
                                random: RandomSource = .system) throws -> ChipAuthenticationResult {
         guard channel.isSecured else {

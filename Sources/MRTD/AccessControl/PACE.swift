@@ -9,6 +9,9 @@ import ISO7816
 public enum PACE {
     /// Runs PACE with `info`'s protocol and installs the new session on `channel`.
     /// - Parameters:
+    ///   - channel: the channel to the chip, plain (any session on it is dropped).
+    ///   - key: the MRZ or the CAN.
+    ///   - info: the PACEInfo to run (see `MRTDReader`'s choice for `.auto`).
     ///   - securityInfos: EF.CardAccess as read (gives the domain parameters and whether DO 84
     ///     must be sent).
     ///   - random: the terminal's nonce (IM) and private keys are drawn from it.
@@ -33,7 +36,8 @@ public enum PACE {
         }
 
         // Step 1: the encrypted nonce.
-        let step1 = try generalAuthenticate(channel, [], last: false, expecting: 0x80, what: "\(what), step 1 (nonce)")
+        // The encrypted nonce is under K_π, a key made from the MRZ or CAN alone: traces show it as `**`.
+        let step1 = try generalAuthenticate(channel, [], last: false, expecting: 0x80, what: "\(what), step 1 (nonce)", secretResponse: true)
         let passwordKey = KeyDerivation.derive(key.pacePassword, purpose: .password, cipher: cipher)
         let nonce = try decryptNonce(step1, passwordKey: passwordKey, cipher: cipher)
 
@@ -104,14 +108,16 @@ public enum PACE {
 
     /// One General Authenticate (`10 86 00 00` chained, `00 86` last) with `7C ‖ data`; returns
     /// the value of `expecting` in the chip's 7C answer (nil: any answer, the value unused).
-    static func generalAuthenticate(_ channel: MRTDChannel, _ data: [UInt8], last: Bool, expecting tag: UInt8?, what: String) throws -> [UInt8] {
+    static func generalAuthenticate(_ channel: MRTDChannel, _ data: [UInt8], last: Bool, expecting tag: UInt8?, what: String,
+                                    secretResponse: Bool = false) throws -> [UInt8] {
         let body = [0x7C] + BERTLV.encodeLength(data.count) + data
         // CLA bit 10 already chains the General Authenticate steps: a body longer than a short
         // APDU cannot be split with the same bit, so it needs extended length (2048-bit DH).
         guard body.count <= 255 || channel.transport.extendedLengthUsable else {
             throw MRTDProtocolError(.unsupported, "\(what): \(body.count) bytes need an extended-length APDU, which this reader or chip does not take")
         }
-        let response = try channel.transport.send(CommandAPDU(cla: last ? 0x00 : 0x10, ins: 0x86, p1: 0, p2: 0, data: body, ne: 256))
+        let response = try channel.transport.send(CommandAPDU(cla: last ? 0x00 : 0x10, ins: 0x86, p1: 0, p2: 0, data: body, ne: 256),
+                                                  secret: nil, secretResponse: secretResponse)
         guard response.statusWord == .success else { throw MRTDProtocolError.status(response.statusWord, what) }
         let objects = try dynamicAuthenticationData(response.data, what: what)
         guard let tag else { return [] }

@@ -103,7 +103,12 @@ public final class MRTDReader {
     private var shortIdentifiersWork: Bool?
     private var key: MRTDAccessKey?
     private var method: MRTDAccessMethod = .auto
-    private var inApplication = false
+    /// Whether the eMRTD application is the current DF; nil until this reader selects one: a new
+    /// connection finds the chip as the last program left it (`apdu mrtd info` leaves the
+    /// application selected, and EF.CardAccess is not found there by its short identifier).
+    private var inApplication: Bool?
+    /// EF.CardAccess was looked for on this connection (found or not).
+    private var cardAccessProbed = false
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -144,6 +149,7 @@ public final class MRTDReader {
     /// EF.CardAccess at MF level, without access control; nil when the chip has none (BAC-only
     /// chips). Parsed into `cardAccess` when it parses.
     public func readCardAccess() throws -> [UInt8]? {
+        cardAccessProbed = true
         guard case let .read(bytes) = try readFile(.cardAccess) else { return nil }
         cardAccess = try? SecurityInfos(encoded: bytes)
         return bytes
@@ -185,7 +191,7 @@ public final class MRTDReader {
     private func runAccessControl(_ method: MRTDAccessMethod, key: MRTDAccessKey) throws -> MRTDAccessResult {
         channel.secureMessaging = nil
         if method == .bac { return try runBAC(key, after: nil) }
-        if cardAccess == nil { _ = try readCardAccess() }
+        if cardAccess == nil && !cardAccessProbed { _ = try readCardAccess() }
         guard let infos = cardAccess, let info = Self.preferredPACEInfo(infos) else {
             if method == .pace { throw MRTDProtocolError(.unsupported, "the chip offers no usable PACE protocol in EF.CardAccess") }
             return try runBAC(key, after: nil)
@@ -240,7 +246,8 @@ public final class MRTDReader {
 
     /// Runs active authentication with DG15's key (and DG14's ActiveAuthenticationInfo for ECDSA).
     public func performActiveAuthentication(dg15: ChipPublicKey, dg14 infos: SecurityInfos?) throws -> ActiveAuthenticationResult {
-        try ActiveAuthentication.perform(on: channel, publicKey: dg15, info: infos?.activeAuthenticationInfos.first, random: options.random)
+        try ActiveAuthentication.perform(on: channel, publicKey: dg15, info: infos?.activeAuthenticationInfos.first, random: options.random,
+                                         extendedLength: extendedAllowed)
     }
 
     // MARK: Files
@@ -252,9 +259,26 @@ public final class MRTDReader {
         var data: [UInt8] = []
         var total: Int?
         var selected = false
+        var locationUnknown = file.inMasterFile && inApplication == nil
         while true {
             do {
-                return try continueReading(file, data: &data, total: &total, selected: &selected)
+                let content = try continueReading(file, data: &data, total: &total, selected: &selected)
+                var found = false
+                if case .read = content { found = true }
+                if locationUnknown && !found {
+                    // Not found, or refused (an application answers 69 82 before access control):
+                    // perhaps not at MF level (a new connection finds the chip where the last
+                    // program left it): SELECT MF once and look again. A fresh chip is at MF
+                    // level, so the common case costs nothing (recorded sessions start with
+                    // READ BINARY 9C, no SELECT).
+                    locationUnknown = false
+                    let answer = try statusOf { try channel.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00])) }
+                    guard answer.statusWord == .success else { return .notFound }
+                    inApplication = false
+                    (data, total, selected) = ([], nil, false)
+                    continue
+                }
+                return content
             } catch let error as MRTDProtocolError where error.kind == .secureMessagingEnded && !restarted && key != nil {
                 // Once per file: access control again with the same key, then on from `data.count`.
                 restarted = true
@@ -267,12 +291,12 @@ public final class MRTDReader {
     }
 
     private func continueReading(_ file: MRTDFile, data: inout [UInt8], total: inout Int?, selected: inout Bool) throws -> MRTDFileContent {
-        if file.inMasterFile && inApplication {
+        if file.inMasterFile && inApplication == true {
             let answer = try channel.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
             guard answer.statusWord == .success else { throw MRTDProtocolError.status(answer.statusWord, "SELECT MF") }
             inApplication = false
             selected = false
-        } else if !file.inMasterFile && !inApplication {
+        } else if !file.inMasterFile && inApplication != true {
             try selectApplication()
             selected = false
         }

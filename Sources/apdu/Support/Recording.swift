@@ -13,8 +13,8 @@ import Synchronization
 ///     {"type":"end","status":0}
 ///
 /// Every line is written as it happens, so a session cut short still replays up to the cut.
-/// Secrets (PINs, tag passwords, MIFARE keys) are written as `**` per byte, as `--trace` shows
-/// them, unless `--show-secrets` is given.
+/// Secrets (PINs, tag passwords, MIFARE keys, a passport's access cryptograms) are written as
+/// `**` per byte, as `--trace` shows them, unless `--show-secrets` is given.
 enum Recording {
     /// Starts recording to `path` (truncating it).
     /// - Throws: `Failure(.usage)` when the file cannot be created.
@@ -43,7 +43,8 @@ enum Recording {
     static func record(_ exchange: Exchange, showSecrets: Bool) {
         let command = Redaction.hex(exchange, showSecrets: showSecrets, separator: "")
         let micro = exchange.duration.components.seconds * 1_000_000 + exchange.duration.components.attoseconds / 1_000_000_000_000
-        write(.object([("type", .string("exchange")), ("command", .string(command)), ("response", .hex(exchange.response)),
+        let response = Redaction.responseHex(exchange, showSecrets: showSecrets, separator: "")
+        write(.object([("type", .string("exchange")), ("command", .string(command)), ("response", .string(response)),
                        ("us", .int(Int(micro))), ("purpose", .string(exchange.purpose.rawValue))]))
     }
 

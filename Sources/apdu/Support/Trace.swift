@@ -10,7 +10,7 @@ struct TraceOptions: ParsableArguments {
     @Flag(help: "Write every physical APDU and response, with timing, to stderr.")
     var trace = false
 
-    @Flag(help: "Show PINs (VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER data) and tag passwords instead of redacting them.")
+    @Flag(help: "Show PINs (VERIFY, CHANGE REFERENCE DATA, RESET RETRY COUNTER data), tag passwords and passport access cryptograms instead of redacting them.")
     var showSecrets = false
 
     @Option(help: ArgumentHelp("Record the session (reader, ATR, every command and response with timing) as JSON Lines, for 'apdu emulate --replay'. Secrets are redacted.", valueName: "file"))
@@ -45,7 +45,7 @@ struct TraceOptions: ParsableArguments {
             var text = "trace: > \(Redaction.hex(exchange, showSecrets: show))\(note)\n"
             text += exchange.response.isEmpty
                 ? "trace: < (no answer) \(ms) ms\n"
-                : "trace: < \(Hex.encode(exchange.response, separator: " ")) (\(ms) ms)\n"
+                : "trace: < \(Redaction.responseHex(exchange, showSecrets: show)) (\(ms) ms)\n"
             Terminal.writeError(text)
         }
     }

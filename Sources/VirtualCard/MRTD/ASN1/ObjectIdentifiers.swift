@@ -16,6 +16,8 @@ enum OID {
 
     // ICAO (2.23.136)
     static let ldsSecurityObject = "2.23.136.1.1.1"
+    /// id-icao-cscaMasterList (Part 12 §9).
+    static let cscaMasterList = "2.23.136.1.1.2"
     static let activeAuthentication = "2.23.136.1.1.5"
 
     // PKCS and ANSI X9

@@ -85,14 +85,18 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
     public var applicationSelected: Bool { state.current.applicationSelected }
     /// Commands received since the chip was made.
     public var commandCount: Int { state.current.commands }
+    /// Every session key (K_Enc and K_MAC) this chip has used since it was made, in order: for
+    /// tests that prove they never reach a trace, a recording or any output. An emulated chip's
+    /// keys protect nothing; a real chip never tells.
+    public var sessionKeysUsed: [[UInt8]] { state.current.keysUsed }
 
     // MARK: EmulatedCard
 
     public func reset() {
         state.withLock { s in
-            let commands = s.commands
+            let (commands, keys) = (s.commands, s.keysUsed)
             s = State()
-            s.commands = commands
+            (s.commands, s.keysUsed) = (commands, keys)
         }
     }
 
@@ -123,6 +127,7 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
         var pace: PACERun?
         var chipAuthenticationSetup: ChipAuthenticationSetup?
         var commands = 0
+        var keysUsed: [[UInt8]] = []
     }
 
     /// One command's answer, and what it changes beyond the file system.
@@ -183,6 +188,7 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
             // ended the session (then bare).
             guard var current = s.session else { return outcome.response.bytes }
             let wrapped = current.channel.wrap(outcome.response, oddINS: odd)
+            if let new = outcome.newSession { s.keysUsed += [new.channel.encryptionKey, new.channel.macKey] }
             s.session = outcome.newSession ?? current
             return wrapped.bytes
         }
@@ -192,7 +198,10 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
         if s.session != nil { endSession(&s) }
         let exchange = Exchange(secured: false, capacity: limit, chained: command.cla & 0x10 != 0)
         let outcome = execute(command, exchange, &s)
-        if let new = outcome.newSession { s.session = new }
+        if let new = outcome.newSession {
+            s.keysUsed += [new.channel.encryptionKey, new.channel.macKey]
+            s.session = new
+        }
         return outcome.response.bytes
     }
 
@@ -223,10 +232,23 @@ public final class MRTDChip: EmulatedCard, @unchecked Sendable {
     /// fixed value from a worked example is taken as it is.
     func randomScalar(below limit: BigNumber) -> BigNumber {
         for _ in 0..<64 {
-            let k = BigNumber(bytes: random.bytes(limit.byteCount))
+            let k = BigNumber.candidate(below: limit, random.bytes)
             if !k.isZero && k < limit { return k }
         }
         return BigNumber(1)
+    }
+}
+
+extension BigNumber {
+    /// `limit`'s byte length of random bytes with the bits above `limit`'s bit length cleared:
+    /// for P-521 (a 521-bit order in 66 bytes) a plain draw is below the order once in 128
+    /// tries, and 64 tries failed most of the time (the interop tests' ECDSA active
+    /// authentication on P-521). A value from a worked example, below the limit, is unchanged.
+    static func candidate(below limit: BigNumber, _ bytes: (Int) -> [UInt8]) -> BigNumber {
+        var draw = bytes(limit.byteCount)
+        let excess = limit.byteCount * 8 - limit.bitCount
+        if excess > 0, !draw.isEmpty { draw[0] &= 0xFF >> excess }
+        return BigNumber(bytes: draw)
     }
 }
 

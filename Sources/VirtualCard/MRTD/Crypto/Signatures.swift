@@ -94,7 +94,7 @@ extension ChipPrivateKey {
         }
         let d = BigNumber(bytes: scalar)
         for _ in 0..<64 {
-            let k = BigNumber(bytes: nonce(n))
+            let k = BigNumber.candidate(below: order, nonce)
             guard !k.isZero, k < order, let point = curve.multiply(generatorBy: k) else { continue }
             let r = BigNumber.mod(BigNumber(bytes: point.x), order, context)
             guard !r.isZero, let kInverse = BigNumber.modInverse(k, order, context) else { continue }

@@ -19,6 +19,9 @@ public struct MRTDDocument: Sendable {
     /// The CSCA certificate (DER) the document signer chains to, when known: not on the chip,
     /// kept for whoever verifies what it serves.
     public var cscaCertificate: [UInt8]?
+    /// A CSCA master list (ICAO 9303 Part 12 §9) holding that CSCA, signed under it, when known:
+    /// the way trust reaches verifiers.
+    public var cscaMasterList: [UInt8]?
 
     public init(files: [MRTDFile: [UInt8]], accessKey: MRZAccessKey? = nil, can: String? = nil,
                 activeAuthenticationKey: ChipPrivateKey? = nil, chipAuthenticationKey: ChipPrivateKey? = nil,
@@ -47,6 +50,8 @@ public struct MRTDDocument: Sendable {
         public static let can = "CAN.txt"
         /// The CSCA certificate, PEM.
         public static let csca = "CSCA.pem"
+        /// A CSCA master list holding it (CMS, DER).
+        public static let masterList = "CSCA.ml"
     }
 
     /// Loads a document from a directory of raw EFs as readers dump them (`EF.COM.bin`,
@@ -85,7 +90,7 @@ public struct MRTDDocument: Sendable {
         }
     }
 
-    /// Writes every EF, the keys (PKCS#8 PEM), the CAN and the CSCA certificate into
+    /// Writes every EF, the keys (PKCS#8 PEM), the CAN, the CSCA certificate and master list into
     /// `directory` (created when missing), as `init(directory:)` reads them.
     public func write(to directory: String) throws(MRTDDocumentError) {
         let base = directory.hasSuffix("/") ? directory : directory + "/"
@@ -102,6 +107,7 @@ public struct MRTDDocument: Sendable {
         if let k = chipAuthenticationKey { try write(DirectoryName.chipAuthenticationKey, Array(k.pem.utf8)) }
         if let can { try write(DirectoryName.can, Array((can + "\n").utf8)) }
         if let cscaCertificate { try write(DirectoryName.csca, Array(PEM.encode(cscaCertificate, label: "CERTIFICATE").utf8)) }
+        if let cscaMasterList { try write(DirectoryName.masterList, cscaMasterList) }
     }
 }
 

@@ -34,8 +34,10 @@ public enum MRTDFile: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
     }
 
-    /// The short EF identifier: the file identifier's low five bits for all of these.
-    public var shortIdentifier: UInt8 { UInt8(fileIdentifier & 0x1F) }
+    /// The short EF identifier: the file identifier's low five bits, but for EF.DIR, which ISO/IEC
+    /// 7816-4 §8.2.1.1 gives SFI 30 (`1E`) at MF level; 2F00's low bits would be 0, which no SFI
+    /// may be (the reader's READ BINARY 9E for EF.DIR found nothing).
+    public var shortIdentifier: UInt8 { self == .dir ? 0x1E : UInt8(fileIdentifier & 0x1F) }
 
     /// Whether the file sits in the master file rather than in the eMRTD application.
     public var inMasterFile: Bool {

@@ -9,7 +9,9 @@ import ISO7816
 struct ChipSecureChannel: Sendable {
     let algorithm: CipherAlgorithm
     private let encryption: BlockCipher
-    private let macKey: [UInt8]
+    /// K_Enc, kept only so that tests can look for it where it must never appear.
+    let encryptionKey: [UInt8]
+    let macKey: [UInt8]
     private let cmac: CMAC?
     /// The send sequence counter: 8 bytes for 3DES, 16 for AES.
     private(set) var ssc: [UInt8]
@@ -17,6 +19,7 @@ struct ChipSecureChannel: Sendable {
     init(algorithm: CipherAlgorithm, encryptionKey: [UInt8], macKey: [UInt8], ssc: [UInt8]? = nil) throws(CryptoError) {
         self.algorithm = algorithm
         encryption = try BlockCipher(algorithm, key: encryptionKey)
+        self.encryptionKey = encryptionKey
         self.macKey = macKey
         cmac = algorithm.isAES ? try CMAC(algorithm, key: macKey) : nil
         if algorithm == .tdes2 && macKey.count != 16 { throw CryptoError(.badKey, "a retail MAC key is 16 bytes") }

@@ -258,8 +258,15 @@ public struct MRTDSpecimen: Sendable {
                                                               signingTime: "20240623120000", pkiStream)
         }
 
-        let document = MRTDDocument(files: files, accessKey: nil, can: options.can, activeAuthenticationKey: aaKey,
+        // A CSCA master list (Part 12 §9: CscaMasterList { version 0, SET OF Certificate }) with
+        // the CSCA, signed by the document signer, which chains to it: trust as verifiers get it.
+        let masterList = try SpecimenPKI.signedData(contentType: OID.cscaMasterList, content: DER.sequence(DER.integer(0), DER.set(of: [cscaCertificate])),
+                                                    signerCertificate: signerCertificate, signer: signer.key, scheme: signer.scheme,
+                                                    signingTime: "20240623120000", pkiStream)
+
+        var document = MRTDDocument(files: files, accessKey: nil, can: options.can, activeAuthenticationKey: aaKey,
                                     chipAuthenticationKey: caKey, cscaCertificate: cscaCertificate)
+        document.cscaMasterList = masterList
         return MRTDSpecimen(document: document, mrz: mrz, cscaCertificate: cscaCertificate, documentSignerCertificate: signerCertificate)
     }
 

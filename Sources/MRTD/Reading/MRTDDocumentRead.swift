@@ -1,0 +1,395 @@
+// A whole document read in one call: access control, EF.COM, EF.SOD, every data group listed,
+// and the chip's proofs (chip authentication, its PACE mapping, active authentication), in the
+// order ICAO 9303 Part 11 §6.2 and §7.1 suggest: DG14 and chip authentication before the rest,
+// so that the holder's data travels under the stronger keys.
+import ISO7816
+
+/// What `MRTDReader.readDocument(key:request:progress:)` reads and proves.
+public struct MRTDReadRequest: Sendable, Hashable {
+    /// PACE or BAC (`.auto`: PACE when EF.CardAccess offers it).
+    public var access: MRTDAccessMethod = .auto
+    /// The data groups to read (1–16); nil reads every one EF.COM or EF.SOD lists.
+    public var dataGroups: Set<Int>?
+    /// Run chip authentication with DG14's key (or check PACE-CAM's proof) when the chip offers it.
+    public var chipAuthentication = true
+    /// Run active authentication with DG15's key when the chip offers it.
+    public var activeAuthentication = true
+
+    /// Every data group, both proofs, access chosen automatically.
+    public init() {}
+}
+
+/// The access control that opened the chip, without the session itself (safe to keep, print and
+/// pass between threads).
+public struct MRTDAccess: Sendable, Hashable, CustomStringConvertible {
+    /// PACE or BAC.
+    public var method: MRTDAccessMethod
+    /// The PACE protocol, when PACE opened the chip.
+    public var pace: PACEInfo?
+    /// The PACE domain parameters' name (`brainpoolP256r1`), when PACE opened the chip.
+    public var domainParameters: String?
+    /// MRZ or CAN (never the value).
+    public var password: MRTDAccessKey.PasswordReference
+    /// The session's cipher: 3DES for BAC, PACE's cipher otherwise.
+    public var cipher: ProtocolCipher
+    /// Why PACE failed when BAC was used after it (`allowBACFallback`); nil otherwise.
+    public var paceFailure: MRTDProtocolError?
+
+    /// True when PACE failed and BAC was used instead: output must say so.
+    public var fellBackToBAC: Bool { paceFailure != nil }
+
+    /// The summary of an access control run.
+    public init(_ result: MRTDAccessResult, password: MRTDAccessKey.PasswordReference) {
+        if let pace = result.pace {
+            method = .pace
+            self.pace = pace.info
+            domainParameters = pace.domainParameters
+            cipher = pace.info.cipher
+        } else {
+            method = .bac
+            cipher = .tdes
+        }
+        self.password = password
+        paceFailure = result.paceFailure
+    }
+
+    public var description: String {
+        if let pace {
+            return "PACE \(pace.keyAgreement) \(pace.mapping), \(pace.cipher)\(domainParameters.map { ", \($0)" } ?? ""), with the \(password)"
+        }
+        return "BAC (3DES)" + (paceFailure.map { " after PACE failed: \($0.message)" } ?? "")
+    }
+}
+
+/// A proof that the chip is the document's own (not a copy of its data on another chip): chip
+/// authentication, PACE's Chip Authentication Mapping, or active authentication.
+public struct ChipProof: Sendable, Hashable, CustomStringConvertible {
+    /// Which protocol.
+    public enum Method: String, Sendable, Hashable, CustomStringConvertible {
+        /// Chip authentication (DG14's key agreement key, new session keys).
+        case chipAuthentication
+        /// PACE with Chip Authentication Mapping (the proof carried in PACE's last answer).
+        case chipAuthenticationMapping
+        /// Active authentication (DG15's key signs a fresh challenge).
+        case activeAuthentication
+        public var description: String {
+            switch self {
+            case .chipAuthentication: return "chip authentication"
+            case .chipAuthenticationMapping: return "PACE chip authentication mapping"
+            case .activeAuthentication: return "active authentication"
+            }
+        }
+    }
+
+    /// The protocol run (or that would have run).
+    public var method: Method
+    /// `verified`: the chip holds the private key of the key in DG14 or DG15 (the key is the
+    /// document's own only if passive authentication verified that data group). `failed`: it
+    /// did not prove it. `notVerified`: the protocol did not run (the chip offers none, it was
+    /// not asked for, or a parameter is not supported).
+    public var status: VerdictStatus
+    /// Whether the document offers this proof (DG14 with a chip authentication key, DG15).
+    public var offered: Bool
+    /// The algorithm, when known (`ECDH brainpoolP256r1, AES-128`, `RSA ISO/IEC 9796-2 …`).
+    public var algorithm: String?
+    /// One line: what was proven, or why not.
+    public var reason: String
+
+    /// A proof with the given outcome.
+    public init(method: Method, status: VerdictStatus, offered: Bool, algorithm: String? = nil, reason: String) {
+        self.method = method
+        self.status = status
+        self.offered = offered
+        self.algorithm = algorithm
+        self.reason = reason
+    }
+
+    public var description: String { "\(method): \(status.rawValue) (\(reason))" }
+
+    static func notOffered(_ method: Method, _ reason: String) -> ChipProof {
+        ChipProof(method: method, status: .notVerified, offered: false, reason: reason)
+    }
+}
+
+/// Everything a live read brought back: the files as read, what the chip refused, and the
+/// chip's proofs. `verify(trust:at:)` adds passive authentication.
+public struct MRTDDocumentRead: Sendable {
+    /// The access control that opened the chip (the last run, when a session was re-established).
+    public var access: MRTDAccess
+    /// Every file read, raw (write it with `MRTDDump.files`, verify it offline).
+    public var dump: MRTDDump
+    /// Data groups the chip refused (DG3/DG4 behind terminal authentication).
+    public var protectedDataGroups: [Int]
+    /// Data groups EF.COM or EF.SOD list that the chip does not have.
+    public var missingDataGroups: [Int]
+    /// Chip authentication, or PACE-CAM's proof.
+    public var chipAuthentication: ChipProof
+    /// Active authentication.
+    public var activeAuthentication: ChipProof
+    /// Exchanges and bytes of the whole read.
+    public var statistics: MRTDReadStatistics
+
+    /// Decodes the files and runs passive authentication against `trust` at `time`.
+    public func verify(trust: TrustStore?, at time: Timestamp = .now) -> MRTDReport {
+        MRTDReport(verification: dump.verify(trust: trust, at: time), chipAuthentication: chipAuthentication,
+                   activeAuthentication: activeAuthentication, live: true)
+    }
+}
+
+/// A document's data decoded and every verdict: passive authentication (is the data what the
+/// issuer signed?) and the chip's proofs (is the chip the document's own?).
+public struct MRTDReport: Sendable {
+    /// The files decoded and passive authentication.
+    public var verification: MRTDVerification
+    /// Chip authentication or PACE-CAM.
+    public var chipAuthentication: ChipProof
+    /// Active authentication.
+    public var activeAuthentication: ChipProof
+    /// Whether the chip was there (a live read), or the report is of a dump.
+    public var live: Bool
+
+    /// A report of a live read, or of a dump (`live` false: the chip's proofs could not run).
+    public init(verification: MRTDVerification, chipAuthentication: ChipProof, activeAuthentication: ChipProof, live: Bool) {
+        self.verification = verification
+        self.chipAuthentication = chipAuthentication
+        self.activeAuthentication = activeAuthentication
+        self.live = live
+    }
+
+    /// A dump verified offline: passive authentication only; the chip is not there to prove itself.
+    public init(dump: MRTDDump, trust: TrustStore?, at time: Timestamp = .now) {
+        let offline = "offline: the chip is not there to prove it"
+        self.init(verification: dump.verify(trust: trust, at: time),
+                  chipAuthentication: ChipProof(method: .chipAuthentication, status: .notVerified, offered: dump.dataGroups[14] != nil, reason: offline),
+                  activeAuthentication: ChipProof(method: .activeAuthentication, status: .notVerified, offered: dump.dataGroups[15] != nil, reason: offline),
+                  live: false)
+    }
+
+    /// Passive authentication.
+    public var passiveAuthentication: PassiveAuthenticationResult { verification.passiveAuthentication }
+
+    /// The data is what the issuer signed: hashes, signature and chain all verified.
+    public var dataGenuine: Bool { passiveAuthentication.valid }
+
+    /// The chip is the document's own: a proof verified and none failed, the key it used vouched
+    /// for by passive authentication (DG14 or DG15 matched EF.SOD). A document that offers no
+    /// proof has none to give: `chipProofOffered` is false then, and this too.
+    public var chipGenuine: Bool {
+        let proofs = [chipAuthentication, activeAuthentication]
+        guard !proofs.contains(where: { $0.status == .failed }) else { return false }
+        return proofs.contains { proof in
+            guard proof.status == .verified else { return false }
+            let group = proof.method == .activeAuthentication ? 15 : 14
+            return passiveAuthentication.hashes.dataGroups.contains { $0.dataGroup == group && $0.outcome == .matches }
+        }
+    }
+
+    /// Whether the document offers any proof of its chip.
+    public var chipProofOffered: Bool { chipAuthentication.offered || activeAuthentication.offered }
+
+    /// Genuine: the data is what the issuer signed, and the chip proved it is the document's own
+    /// (or the document offers no such proof, which `chipProofOffered` says). Never true while a
+    /// step that could run is unverified.
+    public var genuine: Bool { dataGenuine && (chipGenuine || (live && !chipProofOffered)) }
+
+    /// Every verdict that failed, as one line each (empty when none did).
+    public var failures: [String] {
+        var out: [String] = []
+        let pa = passiveAuthentication
+        if pa.hashes.status == .failed { out.append("data group hashes: \(pa.hashes.reason)") }
+        if pa.signature.status == .failed { out.append("signature: \(pa.signature.reason)") }
+        if pa.chain.status == .failed { out.append("certificate chain: \(pa.chain.reason)") }
+        for proof in [chipAuthentication, activeAuthentication] where proof.status == .failed {
+            out.append("\(proof.method): \(proof.reason)")
+        }
+        return out
+    }
+}
+
+extension MRTDReader {
+    /// Reads the whole document: access control (PACE or BAC as `request.access` says), EF.COM,
+    /// EF.SOD, every data group they list (or those asked for), chip authentication right after
+    /// DG14 and active authentication after DG15. Data groups behind terminal authentication are
+    /// reported as protected, not as failures. A failed proof is a verdict, not an error: the
+    /// session is re-established and the read goes on.
+    ///
+    /// - Parameters:
+    ///   - key: the MRZ or the CAN.
+    ///   - request: access control, the data groups and the proofs to run.
+    ///   - progress: called before each file with its name, the files done and the total.
+    /// - Throws: `MRTDProtocolError` when access control fails or a file cannot be read;
+    ///   transport errors (a pulled card) as the transport throws them.
+    public func readDocument(key: MRTDAccessKey, request: MRTDReadRequest = MRTDReadRequest(),
+                             progress: ((_ file: String, _ done: Int, _ total: Int) -> Void)? = nil) throws -> MRTDDocumentRead {
+        let start = statistics
+        var dump = MRTDDump()
+        // EF.CardAccess (PACE's parameters) before anything else; on a chip that has it, EF.ATR/INFO
+        // too, for extended length. Neither on a BAC-only chip, which may refuse MF reads before
+        // BAC (gmrtd #226).
+        if request.access != .bac {
+            dump.cardAccess = try readCardAccess()
+            if dump.cardAccess != nil, options.chipSupportsExtendedLength == nil {
+                do { _ = try readATRInfo() } catch is MRTDProtocolError {}
+            }
+        }
+        var result = try establishAccess(request.access, key: key)
+        let password = key.passwordReference
+
+        progress?("EF.COM", 0, 2)
+        if case let .read(bytes) = try readFile(.com) { dump.com = bytes }
+        progress?("EF.SOD", 1, 2)
+        if case let .read(bytes) = try readFile(.sod) { dump.sod = bytes }
+        var listed = Set((dump.com.flatMap { try? EFCOM(decoding: $0) }?.dataGroups) ?? [])
+        listed.formUnion((dump.sod.flatMap { try? DocumentSecurityObject(decoding: $0) }?.dataGroupHashes.keys).map(Array.init) ?? [])
+        let everyListed = listed
+        if let wanted = request.dataGroups { listed.formIntersection(wanted) }
+        // DG14 first: chip authentication's keys then carry everything else (Part 11 §7.1).
+        let order = listed.sorted { a, b in a == 14 ? true : b == 14 ? false : a < b }
+
+        var protected: [Int] = [], missing: [Int] = []
+        var chipProof = ChipProof.notOffered(.chipAuthentication, "the document has no DG14 with a chip authentication key")
+        var activeProof = ChipProof.notOffered(.activeAuthentication, "the document has no DG15")
+        // Listed but left out by the request: offered, not proven (never "the document has none").
+        if everyListed.contains(14) && !listed.contains(14) {
+            chipProof = ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "DG14 was not read")
+        }
+        if everyListed.contains(15) && !listed.contains(15) {
+            activeProof = ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "DG15 was not read")
+        }
+        var dg14: SecurityInfos?
+        for (index, number) in order.enumerated() {
+            guard let file = MRTDFile.dataGroup(number) else { continue }
+            progress?(file.name, 2 + index, 2 + order.count)
+            switch try readFile(file) {
+            case let .read(bytes): dump.dataGroups[number] = bytes
+            case .protected: protected.append(number); continue
+            case .notFound: missing.append(number); continue
+            }
+            if number == 14 {
+                dg14 = try? SecurityInfos(dg14: dump.dataGroups[14] ?? [])
+                chipProof = try proveChip(dg14: dg14, access: result, request: request, key: key, dump: &dump, reestablished: &result)
+            }
+        }
+        if chipProof.method == .chipAuthentication, !chipProof.offered, let mapping = result.pace?.chipAuthenticationMapping {
+            // PACE-CAM without DG14: the key is in EF.CardSecurity (signed, not checked here).
+            chipProof = try proveMapping(mapping, dg14: nil, request: request, dump: &dump)
+        }
+        if let aaKey = dump.dataGroups[15] {
+            if request.activeAuthentication {
+                activeProof = try proveActive(dg15: aaKey, dg14: dg14)
+                if !channel.isSecured { result = try establishAccess(method(of: result), key: key) }
+            } else {
+                activeProof = ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "not asked for")
+            }
+        }
+        var used = statistics
+        used.exchanges -= start.exchanges
+        used.bytesSent -= start.bytesSent
+        used.bytesReceived -= start.bytesReceived
+        used.readCommands -= start.readCommands
+        used.sessionRestarts -= start.sessionRestarts
+        return MRTDDocumentRead(access: MRTDAccess(result, password: password), dump: dump, protectedDataGroups: protected,
+                                missingDataGroups: missing, chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used)
+    }
+
+    private func method(of result: MRTDAccessResult) -> MRTDAccessMethod { result.pace != nil ? .pace : .bac }
+
+    /// Chip authentication after DG14, or PACE-CAM's proof checked against DG14's key.
+    private func proveChip(dg14: SecurityInfos?, access: MRTDAccessResult, request: MRTDReadRequest, key: MRTDAccessKey,
+                           dump: inout MRTDDump, reestablished result: inout MRTDAccessResult) throws -> ChipProof {
+        guard let dg14, !dg14.chipAuthenticationPublicKeyInfos.isEmpty else {
+            return .notOffered(.chipAuthentication, "DG14 holds no chip authentication key")
+        }
+        if let mapping = access.pace?.chipAuthenticationMapping {
+            return try proveMapping(mapping, dg14: dg14, request: request, dump: &dump)
+        }
+        guard request.chipAuthentication else {
+            return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "not asked for")
+        }
+        do {
+            let ca = try performChipAuthentication(dg14: dg14)
+            let algorithm = "\(ca.keyAgreement) \(ca.domainParameters), \(ca.cipher)"
+            guard ca.isConfirmed else {
+                return ChipProof(method: .chipAuthentication, status: .failed, offered: true, algorithm: algorithm,
+                                 reason: "the chip gave no answer under the new keys")
+            }
+            return ChipProof(method: .chipAuthentication, status: .verified, offered: true, algorithm: algorithm,
+                             reason: "the chip answered under keys agreed with DG14's key: it holds the private key")
+        } catch let error as MRTDProtocolError {
+            // Whatever happened, the session is not one to read on: open the chip again.
+            result = try establishAccess(method(of: access), key: key)
+            switch error.kind {
+            case .unsupported, .invalidPublicKey:
+                return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: error.message)
+            default:
+                return ChipProof(method: .chipAuthentication, status: .failed, offered: true,
+                                 reason: error.kind == .secureMessagingEnded
+                                    ? "the chip's answer under the keys agreed with DG14's key does not verify: it does not hold the private key (\(error.message))"
+                                    : error.message)
+            }
+        }
+    }
+
+    /// PACE-CAM: PK_Map,IC = CA_IC · PK_IC with DG14's key, or EF.CardSecurity's when there is no DG14.
+    private func proveMapping(_ mapping: ChipAuthenticationMappingData, dg14: SecurityInfos?, request: MRTDReadRequest,
+                              dump: inout MRTDDump) throws -> ChipProof {
+        var infos = dg14
+        var source = "DG14"
+        if infos == nil {
+            if case let .read(bytes) = try readFile(.cardSecurity) {
+                dump.cardSecurity = bytes
+                infos = try? SecurityInfos(cardSecurity: bytes)
+                source = "EF.CardSecurity (its signature not checked)"
+            }
+        }
+        guard let keys = infos?.chipAuthenticationPublicKeyInfos.filter({ $0.keyAgreement == .ecdh }), !keys.isEmpty else {
+            return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true,
+                             reason: "PACE-CAM ran, but no ECDH chip authentication key was found to check its proof against")
+        }
+        guard request.chipAuthentication else {
+            return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true, reason: "not asked for")
+        }
+        var lastError: MRTDProtocolError?
+        for key in keys {
+            do {
+                if try mapping.verify(against: key) {
+                    let name = (try? key.publicKey.specification.domain().description) ?? "\(key.publicKey.specification)"
+                    return ChipProof(method: .chipAuthenticationMapping, status: .verified, offered: true, algorithm: "ECDH \(name)",
+                                     reason: "PACE's mapping key is the chip's key from \(source) times the secret the chip sent: it holds the private key")
+                }
+            } catch {
+                lastError = error
+            }
+        }
+        if let lastError, keys.count == 1 {
+            return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true, reason: lastError.message)
+        }
+        return ChipProof(method: .chipAuthenticationMapping, status: .failed, offered: true,
+                         reason: "PACE's mapping key does not match the chip's key from \(source): the chip does not hold its private key")
+    }
+
+    /// Active authentication with DG15's key: a failure of the chip is a verdict, not an error.
+    private func proveActive(dg15 bytes: [UInt8], dg14: SecurityInfos?) throws -> ChipProof {
+        let key: ChipPublicKey
+        do { key = try ChipPublicKey(encoded: bytes) } catch {
+            return ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "DG15 does not decode: \(error.message)")
+        }
+        do {
+            let result = try performActiveAuthentication(dg15: key, dg14: dg14)
+            return ChipProof(method: .activeAuthentication, status: result.signatureValid ? .verified : .failed, offered: true,
+                             algorithm: result.algorithm,
+                             reason: result.signatureValid ? "the chip signed a fresh challenge with DG15's key"
+                                : "the chip's signature over the challenge does not verify with DG15's key")
+        } catch let error as MRTDProtocolError {
+            if error.kind == .unsupported {
+                return ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: error.message)
+            }
+            if error.statusWord == .wrongLength {
+                // A length the reader or chip could not carry says nothing about the chip's key.
+                return ChipProof(method: .activeAuthentication, status: .notVerified, offered: true,
+                                 reason: "the signature did not fit the answer (67 00): the chip or reader lacks extended length")
+            }
+            return ChipProof(method: .activeAuthentication, status: .failed, offered: true, reason: error.message)
+        }
+    }
+}
