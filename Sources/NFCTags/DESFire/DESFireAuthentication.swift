@@ -18,6 +18,8 @@ extension DESFireCard {
     /// secure channel every later command goes through. The card's proof (its RndA') is checked
     /// in constant time.
     /// - Parameters:
+    ///   - keyNumber: the key's number in the selected application (or the card).
+    ///   - key: the key's value.
     ///   - scheme: nil for `defaultScheme(for:)`.
     ///   - nonFirst: in an EV2 session, AuthenticateEV2NonFirst (`77`): another key, the same
     ///     transaction identifier and command counter.

@@ -80,6 +80,7 @@ public struct DESFireKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     let aesVersion: UInt8
 
     /// - Parameters:
+    ///   - type: the key's cipher.
     ///   - bytes: exactly `type.keySize` bytes.
     ///   - version: an AES key's version byte (DES-family keys keep theirs in their bytes; see
     ///     `settingVersion(_:)`).

@@ -14,7 +14,8 @@ extension DESFireKey {
     /// - Parameter input: M, 1 to 31 bytes for AES; 8 to 31 for DES-family keys, where 01-byte
     ///   shorter inputs would need AN10922's two-block padding that plain CMAC does not do (and
     ///   no published vector pins).
-    public func diversified(input m: [UInt8]) throws(DESFireError) -> DESFireKey {
+    public func diversified(input: [UInt8]) throws(DESFireError) -> DESFireKey {
+        let m = input
         switch type {
         case .aes:
             do {

@@ -34,6 +34,8 @@ extension DESFireCard {
     /// secret for traces and recordings.
     ///
     /// - Parameters:
+    ///   - number: the key's number in the selected application (or 0 at card level).
+    ///   - new: the key's new value; its type may differ from the old key's.
     ///   - old: the key's current value; needed unless it is the authenticated key.
     ///   - confirmed: required when `changeKeyRisk` names a risk.
     ///   - settings: the application's key settings when known (for `changeKeyRisk`).

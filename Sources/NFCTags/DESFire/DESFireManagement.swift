@@ -11,7 +11,9 @@ extension DESFireCard {
 
     /// DeleteApplication (`90 DA`): the application and all its files and keys, for good. With
     /// the card master key, or the application's own master key.
-    /// - Parameter confirmed: must be true (the data cannot be brought back).
+    /// - Parameters:
+    ///   - aid: the application to delete.
+    ///   - confirmed: must be true (the data cannot be brought back).
     public func deleteApplication(_ aid: DESFireApplicationID, confirmed: Bool) throws {
         guard confirmed else { throw DESFireError(.needsConfirmation, "deleting application \(aid) destroys its files and keys for good; confirm it; nothing was sent") }
         guard aid != .picc else { throw DESFireError(.parameterError, "000000 is the card level; FormatPICC empties the card") }
@@ -52,7 +54,10 @@ extension DESFireCard {
     /// ChangeKeySettings (`90 54`, enciphered), in a session of the master key. Settings that
     /// freeze something for good (the settings themselves, the master key, all keys) need
     /// `confirmed`.
-    /// - Parameter current: the settings now, when known (else GetKeySettings asks).
+    /// - Parameters:
+    ///   - settings: the new key settings.
+    ///   - current: the settings now, when known (else GetKeySettings asks).
+    ///   - confirmed: required when the new settings freeze something for good.
     public func changeKeySettings(_ settings: DESFireKeySettings, current: DESFireKeySettings? = nil, confirmed: Bool) throws {
         guard session != nil else { throw DESFireError(.authenticationError, "ChangeKeySettings needs an authentication with the master key first") }
         let old = try current ?? keySettings().settings

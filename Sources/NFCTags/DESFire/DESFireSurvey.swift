@@ -47,7 +47,10 @@ extension DESFireCard {
     ///
     /// Costs one SelectApplication per application, one GetFileSettings per file, and no
     /// authentication where none is given.
-    /// - Parameter keys: for an application, the key number and key to authenticate with first.
+    /// - Parameters:
+    ///   - readContents: read every file the survey may read, not only its settings.
+    ///   - cardKey: the card master key, to authenticate with at card level first.
+    ///   - keys: for an application, the key number and key to authenticate with first.
     public func survey(readContents: Bool = false, cardKey: DESFireKey? = nil,
                        keys: [DESFireApplicationID: (number: UInt8, key: DESFireKey)] = [:]) throws -> DESFireSurvey {
         try selectApplication(.picc)

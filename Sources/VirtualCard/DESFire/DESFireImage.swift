@@ -126,7 +126,11 @@ extension DESFireCard {
         public var bytes: [UInt8]
         public var version: UInt8
 
-        /// - Parameter bytes: `type.keyLength` bytes; an 8-byte DES key is taken as K ‖ K.
+        /// - Parameters:
+        ///   - type: the key's cipher.
+        ///   - bytes: `type.keyLength` bytes; an 8-byte DES key is taken as K ‖ K.
+        ///   - version: the key's version; nil for what the bytes carry (0 for AES; DES-family
+        ///     keys keep it in their parity bits).
         public init(_ type: KeyType, bytes: [UInt8], version: UInt8? = nil) {
             self.type = type
             self.bytes = type == .tdes && bytes.count == 8 ? bytes + bytes : bytes
