@@ -47,13 +47,15 @@ extension NDEFTagFamily {
 /// Storage cards named by their ATR come first; an ISO 14443-4 card may carry the Type 4 NDEF
 /// application and is asked for it with SELECT. Adding a family is one line here.
 public enum NDEFTagFamilies {
-    public static let all: [any NDEFTagFamily.Type] = [
-        MifareClassicNDEFTag.self,
-        Type2Tag.self,
-        Type5Tag.self,
-        Type3Tag.self,
-        Type4Tag.self,
-    ]
+    public static var all: [any NDEFTagFamily.Type] {
+        [
+            MifareClassicNDEFTag.self,
+            Type2Tag.self,
+            Type5Tag.self,
+            Type3Tag.self,
+            Type4Tag.self,
+        ]
+    }
 
     /// The family whose `recognizes(atr:)` holds first; nil for a storage card no family knows.
     public static func family(of atr: [UInt8]) -> (any NDEFTagFamily.Type)? {

@@ -47,7 +47,7 @@ extension APDUCommand {
         var counterStore: String?
 
         func validate() throws {
-            if let template { do { _ = try SUNTemplate(url: template) } catch let e as SUNError { throw ValidationError("--template: \(e.message)") } }
+            if let template { do { _ = try SUNTemplate(url: template) } catch { throw ValidationError("--template: \(error.message)") } }
         }
 
         func run() throws {
