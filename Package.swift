@@ -57,7 +57,7 @@ let package = Package(
         // and chip authentication over any APDU channel; libcrypto, no reader stack.
         .target(name: "MRTD", dependencies: ["ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
-        .target(name: "SUN", dependencies: ["COpenSSL"], linkerSettings: staticCrypto),
+        .target(name: "SUN", dependencies: ["COpenSSL", "CardCrypto"], linkerSettings: staticCrypto),
         // SQLite (libsqlite3) for the SUN replay counters.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded SUN counter store: one SQLite file, for one verifier machine.

@@ -1,6 +1,7 @@
 // AES-128 on libcrypto for SUN and EV2: block, CBC and CMAC, the AN10922 diversification step,
 // and the constant-time comparison of MACs.
 internal import COpenSSL
+internal import CardCrypto
 import Synchronization
 
 /// An AES-128 key (libcrypto), with the single-block, CBC and CMAC operations NTAG 424 DNA's
@@ -151,10 +152,8 @@ public final class AES128: Sendable {
 }
 
 /// Compares two byte strings in time that depends on their lengths only, never on where they
-/// differ: MACs and cryptograms are compared with it.
+/// differ: MACs and cryptograms are compared with it. The same comparison as CardCrypto's
+/// `constantTimeEquals` (libcrypto's CRYPTO_memcmp), under the name SUN has always exported.
 public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    guard a.count == b.count else { return false }
-    var difference: UInt8 = 0
-    for i in a.indices { difference |= a[i] ^ b[i] }
-    return difference == 0
+    constantTimeEquals(a, b)
 }
