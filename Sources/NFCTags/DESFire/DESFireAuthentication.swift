@@ -1,3 +1,5 @@
+// Authenticating to a DESFire: the scheme a key uses by default, and the legacy, ISO, AES and EV2
+// handshakes that open a session.
 import CardCrypto
 import ISO7816
 

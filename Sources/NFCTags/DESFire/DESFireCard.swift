@@ -1,3 +1,5 @@
+// A DESFire over any CardChannel: native commands in ISO 7816 wrapping, continuation frames, typed
+// statuses, the session's protection on every frame.
 import CardCrypto
 import ISO7816
 

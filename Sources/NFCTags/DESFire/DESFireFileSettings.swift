@@ -1,3 +1,5 @@
+// A DESFire file's access rights and settings (GetFileSettings), and the specifications CreateFile
+// and CreateApplication take.
 import ISO7816
 
 /// A file's four access rights: Read, Write, ReadWrite (either), Change (its settings). On the

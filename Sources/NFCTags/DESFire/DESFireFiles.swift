@@ -1,3 +1,5 @@
+// Reading and changing DESFire files: data, value and record files, and
+// CommitTransaction/AbortTransaction.
 import ISO7816
 
 /// Little-endian bytes of a DESFire length, offset or value.

@@ -1,3 +1,5 @@
+// A DESFire key: its type (DES, 2K3DES, 3K3DES, AES), its bytes and version, and the key family of
+// an application.
 import CardCrypto
 import ISO7816
 

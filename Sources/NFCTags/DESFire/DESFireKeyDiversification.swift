@@ -1,3 +1,4 @@
+// NXP AN10922 key diversification of a DESFire key (AES-128, 2K3DES, 3K3DES).
 import CardCrypto
 import SUN
 

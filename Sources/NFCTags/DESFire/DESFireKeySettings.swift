@@ -1,3 +1,4 @@
+// A DESFire application's (or the card's) key settings byte, and who may change its keys.
 import ISO7816
 
 /// Who may change an application's keys: the high nibble of its key settings.

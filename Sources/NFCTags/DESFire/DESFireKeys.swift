@@ -1,3 +1,5 @@
+// Changing DESFire keys: ChangeKey in both cases, the new key proven, the risks that need
+// confirmation, and which key holds after a cut.
 import CardCrypto
 import ISO7816
 

@@ -1,3 +1,4 @@
+// Managing a DESFire card: creating and deleting applications, FormatPICC, ChangeKeySettings.
 import ISO7816
 
 extension DESFireCard {

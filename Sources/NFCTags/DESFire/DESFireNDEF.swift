@@ -1,3 +1,4 @@
+// Formatting a DESFire as an NFC Forum Type 4 tag (NXP AN11004), resumable when cut short.
 import ISO7816
 
 /// What `formatForNDEF` did.

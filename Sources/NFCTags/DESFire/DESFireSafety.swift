@@ -1,3 +1,5 @@
+// A change to a DESFire file made safely: committed where transactional, and, when stopped
+// part-way, what the card holds now.
 import ISO7816
 
 /// An operation that changes the card stopped part-way, and what the card holds now, as exactly

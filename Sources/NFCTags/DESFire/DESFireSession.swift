@@ -1,3 +1,5 @@
+// A DESFire session's protection of frames: MACs, CMACs, enciphered data with CRCs and padding, per
+// authentication scheme.
 import CardCrypto
 import ISO7816
 

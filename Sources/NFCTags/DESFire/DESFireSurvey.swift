@@ -1,3 +1,5 @@
+// A survey of what a DESFire shows, keyless or keyed: applications, key settings, files and their
+// contents.
 import ISO7816
 
 /// What a card shows: its applications, their key settings and files, and (where free or keyed)

@@ -1,3 +1,4 @@
+// GetVersion decoded: which DESFire a card is, its storage, vendor, production batch and week.
 import ISO7816
 
 /// Which DESFire a card is, from its GetVersion hardware bytes (type and major version, as NXP's

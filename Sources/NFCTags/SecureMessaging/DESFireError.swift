@@ -1,3 +1,5 @@
+// The DESFire status codes NTAG 424 DNA shares, and the typed error every DESFire-family command
+// throws.
 import ISO7816
 
 /// A status code of a DESFire native command: the byte after `91` in the ISO 7816 wrapping, or the

@@ -1,3 +1,4 @@
+// The DESFire a session delivered, as async calls in PC/SC transactions on the tag's queue.
 import ISO7816
 import NFCTags
 import PCSC

@@ -1,3 +1,5 @@
+// The passport or ID card chip a session delivered, as async calls in PC/SC transactions on the
+// tag's queue.
 import ISO7816
 import MRTD
 import PCSC

@@ -1,3 +1,4 @@
+// `apdu desfire change-key`: change a DESFire key and prove it, or an application's key settings.
 import ArgumentParser
 import ISO7816
 import NFCTags

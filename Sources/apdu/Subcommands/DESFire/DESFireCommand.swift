@@ -1,3 +1,4 @@
+// `apdu desfire`: the command group, and the connection and error handling its subcommands share.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu desfire create-app`: create a DESFire application.
 import ArgumentParser
 import ISO7816
 import NFCTags

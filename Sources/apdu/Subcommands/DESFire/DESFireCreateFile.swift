@@ -1,3 +1,4 @@
+// `apdu desfire create-file`: create a file in a DESFire application.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu desfire delete-app`: delete a DESFire application, confirmed.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu desfire format`: FormatPICC, confirmed.
 import ArgumentParser
 import ISO7816
 import NFCTags

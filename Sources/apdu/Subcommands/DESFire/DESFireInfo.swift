@@ -1,3 +1,4 @@
+// `apdu desfire info`: describe a DESFire card.
 import ArgumentParser
 import ISO7816
 import NFCTags

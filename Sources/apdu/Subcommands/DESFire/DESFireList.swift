@@ -1,3 +1,4 @@
+// `apdu desfire ls`: a DESFire's applications and files, with settings in words.
 import ArgumentParser
 import ISO7816
 import NFCTags

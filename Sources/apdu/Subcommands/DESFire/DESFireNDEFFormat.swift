@@ -1,3 +1,4 @@
+// `apdu ndef-format --desfire`: NXP AN11004 on a DESFire.
 import ISO7816
 import NFCTags
 

@@ -1,3 +1,4 @@
+// The options DESFire subcommands share: the application, keys, and how they are parsed.
 import ArgumentParser
 import FoundationEssentials
 import ISO7816

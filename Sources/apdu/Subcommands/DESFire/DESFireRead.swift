@@ -1,3 +1,4 @@
+// `apdu desfire read`: a DESFire file's bytes, value or records.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu desfire write`: change a DESFire file, committed where the file is transactional.
 import ArgumentParser
 import ISO7816
 import NFCTags

@@ -1,3 +1,4 @@
+// `apdu mrtd info`: what a passport or ID card offers without a key.
 import ArgumentParser
 import ISO7816
 import MRTD

@@ -1,3 +1,4 @@
+// `apdu mrtd read`: read a passport or ID card with its MRZ or CAN, and prove it genuine.
 import ArgumentParser
 import FoundationEssentials
 import Glibc

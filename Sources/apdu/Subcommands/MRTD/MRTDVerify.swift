@@ -1,3 +1,4 @@
+// `apdu mrtd verify`: re-verify a dump offline, without the card.
 import ArgumentParser
 import FoundationEssentials
 import MRTD
