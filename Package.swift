@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // The library's reader against the emulated chip, written apart from each other.
         .testTarget(name: "MRTDInteropTests", dependencies: ["MRTD", "VirtualCard", "ISO7816", "CardCrypto"]),
-        .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore"]),
+        .testTarget(name: "SUNTests", dependencies: ["SUN", "SUNStore", "CardCrypto"]),
         .testTarget(name: "NDEFTests", dependencies: ["NDEF", "TestSupport"]),
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NDEF", "ISO7816", "CardCrypto", "VirtualCard", "TestSupport", "SUN"]),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "CardCrypto", "COpenSSL"]),

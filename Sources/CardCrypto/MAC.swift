@@ -62,8 +62,9 @@ public struct CMAC: Sendable {
         return Array(chained.suffix(n))
     }
 
-    /// Multiplication by x in GF(2^64) or GF(2^128): the subkey step (Rb 1B or 87).
-    static func double(_ v: [UInt8]) -> [UInt8] {
+    /// Multiplication by x in GF(2^64) or GF(2^128), the block read big-endian (Rb 1B or 87):
+    /// CMAC's subkey step, which LRP's CMAC also uses (SUN).
+    public static func double(_ v: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: v.count)
         var carry: UInt8 = 0
         for i in stride(from: v.count - 1, through: 0, by: -1) {

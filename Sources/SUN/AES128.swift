@@ -30,8 +30,8 @@ public final class AES128: Sendable {
             let zero = [UInt8](repeating: 0, count: 16)
             zero.withUnsafeBufferPointer { apdu_aes128_encrypt(state, $0.baseAddress, o.baseAddress) }
         }
-        k1 = Self.double(l)
-        k2 = Self.double(k1)
+        k1 = CMAC.double(l)
+        k2 = CMAC.double(k1)
     }
 
     deinit {
@@ -135,19 +135,6 @@ public final class AES128: Sendable {
             x = cipher(block)
         }
         return x
-    }
-
-    /// Multiplication by x in GF(2^128) with the polynomial x^128 + x^7 + x^2 + x + 1 (the block
-    /// read big-endian): CMAC's subkey step, also LRP's.
-    static func double(_ v: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 16)
-        var carry: UInt8 = 0
-        for i in stride(from: 15, through: 0, by: -1) {
-            out[i] = v[i] << 1 | carry
-            carry = v[i] >> 7
-        }
-        if carry != 0 { out[15] ^= 0x87 }
-        return out
     }
 }
 

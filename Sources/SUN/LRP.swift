@@ -1,5 +1,6 @@
 // NXP's Leakage Resilient Primitive (AN12304) for the verifier side: LRP evaluation, LRICB and
 // CMAC_LRP.
+internal import CardCrypto
 
 /// NXP's Leakage Resilient Primitive (AN12304), as NTAG 424 DNA uses it in LRP mode: the key's
 /// sixteen plaintexts and its updated keys (algorithms 1 and 2), the evaluation over the input's
@@ -79,7 +80,7 @@ public struct LRP: Sendable {
     /// CMAC_LRP: CMAC's chaining and subkeys (K0 = eval(0^16), K1 = 2·K0, K2 = 4·K0) with the
     /// LRP evaluation in place of the block cipher.
     public func cmac(_ message: [UInt8]) -> [UInt8] {
-        let k1 = AES128.double(evaluate([UInt8](repeating: 0, count: 16))), k2 = AES128.double(k1)
+        let k1 = CMAC.double(evaluate([UInt8](repeating: 0, count: 16))), k2 = CMAC.double(k1)
         return AES128.cmac(message, k1: k1, k2: k2) { evaluate($0) }
     }
 }

@@ -1,3 +1,4 @@
+import CardCrypto
 import Foundation
 import Synchronization
 @testable import SUN
@@ -26,7 +27,7 @@ struct DiversificationTests {
         var d: [UInt8] = [0x01] + uid + [0x80]
         d += [UInt8](repeating: 0, count: 32 - d.count)
         let l = aes.encrypt(block: zero)
-        let k2 = AES128.double(AES128.double(l))
+        let k2 = CMAC.double(CMAC.double(l))
         let x = aes.encrypt(block: Array(d[0..<16]))
         #expect(diversified == aes.encrypt(block: (0..<16).map { d[16 + $0] ^ k2[$0] ^ x[$0] }))
         // 31 bytes: no padding, K1 — the same as plain CMAC of the 32 bytes.
