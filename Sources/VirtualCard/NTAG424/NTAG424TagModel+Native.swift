@@ -181,7 +181,7 @@ extension NTAG424TagModel {
         }
         guard data.count == 21 else { return Self.err(0x7E) }
         let new = zip(data[0..<16], s.keys[number]).map { $0 ^ $1 }
-        guard Array(data[17..<21]) == Self.crc32(new) else { return Self.err(0x1E) }
+        guard Array(data[17..<21]) == CRC.crc32(new) else { return Self.err(0x1E) }
         s.keys[number] = new
         s.keyVersions[number] = data[16]
         return seal([], mode: 3, &s)
@@ -272,16 +272,5 @@ extension NTAG424TagModel {
         s.files[fileNo] = f
         if fileNo == 2 { onChange?(f.data) }
         return seal([], mode: s.authenticated == nil ? 0 : f.commMode, &s)
-    }
-
-    /// DESFire's CRC32 of a changed key: reflected IEEE polynomial, preset FFFFFFFF, no final
-    /// inversion, least significant byte first (written here apart from the library's).
-    static func crc32(_ data: [UInt8]) -> [UInt8] {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for b in data {
-            crc ^= UInt32(b)
-            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
-        }
-        return withUnsafeBytes(of: crc.littleEndian, Array.init)
     }
 }
