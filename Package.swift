@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NDEF", targets: ["NDEF"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "VirtualCard", targets: ["VirtualCard"]),
+        .library(name: "CardReaders", targets: ["CardReaders"]),
         .library(name: "TagReader", targets: ["TagReader"]),
         // The SUN (Secure Dynamic Messaging) verifier alone: no pcsclite, for web backends.
         .library(name: "SUN", targets: ["SUN"]),
@@ -65,8 +66,12 @@ let package = Package(
         // The emulated cards; the eMRTD chip's PACE, chip/active authentication and specimen (X.509, CMS)
         // take their EC, DH and RSA arithmetic from libcrypto.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "NDEF", "Threading", "SUN", "CardCrypto", "COpenSSL"]),
+        // A reader and its card over PC/SC, one level up from pcsclite: choosing a reader, waiting for
+        // a card, connecting, reader events, the ISO 7816 channel over a card, reader escapes, the
+        // SELECT allowlist file. No tag family: what `apdu send` and the other APDU commands stand on.
+        .target(name: "CardReaders", dependencies: ["PCSC", "ISO7816", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
-        .target(name: "TagReader", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD"]),
+        .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD"]),
         .executableTarget(
             name: "apdu",
             dependencies: [
