@@ -11,6 +11,8 @@ let package = Package(
     name: "swift-apdu",
     products: [
         .executable(name: "apdu", targets: ["apdu"]),
+        // The commands that need a tag family; `apdu` runs it for them (see docs/architecture.md).
+        .executable(name: "apdu-tags", targets: ["apdu-tags"]),
         .library(name: "PCSC", targets: ["PCSC"]),
         .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "NDEF", targets: ["NDEF"]),
@@ -72,11 +74,24 @@ let package = Package(
         .target(name: "CardReaders", dependencies: ["PCSC", "ISO7816", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
         .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD"]),
+        // The CLI's shared parts (output, options, exit codes) and the commands that need no tag
+        // family: status words, APDUs, readers, NDEF offline.
+        .target(
+            name: "APDUCommandLine",
+            dependencies: ["PCSC", "ISO7816", "NDEF", "CardReaders", "Diagnostics", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // `apdu`: the core commands, and the door to apdu-tags for the rest. It links no tag
+        // family, so the Swift runtime's conformance scans at its start cover only what it runs.
         .executableTarget(
             name: "apdu",
+            dependencies: ["APDUCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // Every command: the families' groups, the NDEF commands they serve, the emulator, SUN.
+        .executableTarget(
+            name: "apdu-tags",
             dependencies: [
-                "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "TagReader", "Diagnostics", "SUN", "SUNStore", "MRTD",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "APDUCommandLine", "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "CardReaders", "TagReader", "Diagnostics", "SUN", "SUNStore",
+                "MRTD", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.

@@ -1,0 +1,124 @@
+// `apdu send`: APDUs sent in order on one connection, each status word explained; and the JSON
+// shape of an exchange the APDU commands share.
+import ArgumentParser
+import ISO7816
+import PCSC
+import CardReaders
+
+extension APDUCommand {
+    package struct Send: ParsableCommand {
+        package init() {}
+        package static let configuration = CommandConfiguration(
+            commandName: "send",
+            abstract: "Send APDUs in order on one connection and explain each status word.",
+            discussion: """
+                Hex may use either case, spaces or colons: apdu send '00 A4 04 00 07 A0000000031010'. \
+                GET RESPONSE (61xx), a wrong Le (6Cxx) and command chaining are handled unless --raw.
+                """)
+
+        @OptionGroup package var readerOptions: ReaderOptions
+        @OptionGroup package var output: OutputOptions
+        @OptionGroup package var traceOptions: TraceOptions
+        @OptionGroup package var allowlist: AllowlistOptions
+
+        @Option(help: ArgumentHelp("Status words that count as success (comma-separated, e.g. 9000,6283); any other exits 1.", valueName: "SW,..."))
+        package var expect: String?
+
+        @Flag(help: "Send exactly these bytes: no GET RESPONSE, no Le correction, no chaining.")
+        package var raw = false
+
+        @Argument(help: ArgumentHelp("Command APDUs in hex.", valueName: "hex"))
+        package var apdus: [String] = []
+
+        package func validate() throws {
+            if apdus.isEmpty { throw ValidationError("give at least one APDU in hex") }
+            for (i, text) in apdus.enumerated() {
+                do { _ = try CommandAPDU(hex: text) } catch {
+                    throw ValidationError("APDU \(i + 1) ('\(Terminal.safe(text))'): \(error)")
+                }
+            }
+            _ = try parseExpectedWords(expect)
+        }
+
+        package func run() throws {
+            try reportingFailures {
+                let commands = try apdus.map { try CommandAPDU(hex: $0) }
+                let expected = try parseExpectedWords(expect)
+                let policy = try allowlist.policy()
+                // Refuse the whole batch before connecting: nothing reaches the card.
+                if let policy {
+                    for (i, command) in commands.enumerated() {
+                        if let aid = policy.refusal(for: command) {
+                            throw Failure(.refused, "APDU \(i + 1): SELECT of AID \(aid.hexString) refused: not in the allowlist")
+                        }
+                    }
+                }
+                var exchanges: [JSON] = []
+                var unexpected: (Int, StatusWord)?
+                let reader = try readerOptions.withCard(transaction: true) { reader, card in
+                let transport = APDUTransport(
+                    channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
+                    selectPolicy: policy, observer: traceOptions.observer)
+                    for (i, command) in commands.enumerated() {
+                        let response = try transport.send(command)
+                        let sw = response.statusWord
+                        let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
+                        if output.json {
+                            exchanges.append(ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response))
+                        } else {
+                            Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
+                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")")
+                        }
+                        if let expected, !expected.contains(sw), unexpected == nil {
+                            unexpected = (i + 1, sw)
+                        }
+                    }
+                    return reader
+                }
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("exchanges", .array(exchanges))]).serialized)
+                }
+                if let (index, sw) = unexpected {
+                    let wanted = (expected ?? []).map(\.description).joined(separator: " or ")
+                    throw Failure(.unexpected, "APDU \(index) answered \(sw) (\(sw.meaning.text)); expected \(wanted)")
+                }
+            }
+        }
+    }
+}
+
+/// `--expect 9000,6283`
+package func parseExpectedWords(_ text: String?) throws -> [StatusWord]? {
+    guard let text else { return nil }
+    return try text.split(separator: ",").map { part in
+        guard let sw = StatusWord(hex: part.trimmingWhitespace) else {
+            throw ValidationError("--expect: '\(Terminal.safe(String(part)))' is not a status word like 9000")
+        }
+        return sw
+    }
+}
+
+/// The JSON and text shapes of one logical exchange, shared by send, select and script.
+package enum ExchangeJSON {
+    package static func make(command: String, redacted: Bool, response: ResponseAPDU) -> JSON {
+        let sw = response.statusWord
+        var members: [(String, JSON)] = [
+            ("command", .string(command)),
+            ("response", .hex(response.bytes)),
+            ("data", .hex(response.data)),
+            ("sw", .string(sw.description)),
+            ("category", .string(sw.meaning.category.rawValue)),
+            ("meaning", .string(sw.meaning.text)),
+        ]
+        if redacted { members.append(("redacted", .bool(true))) }
+        return .object(members)
+    }
+
+    package static func spaced(_ response: ResponseAPDU) -> String {
+        Hex.encode(response.bytes, separator: " ")
+    }
+}
+
+import Dispatch
+import FoundationEssentials
+import Glibc

@@ -1,0 +1,96 @@
+// `apdu desfire write`: change a DESFire file, committed where the file is transactional.
+import APDUCommandLine
+import ArgumentParser
+import ISO7816
+import NFCTags
+
+extension APDUCommand {
+    struct DESFireWrite: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "write",
+            abstract: "Change a DESFire file: write data, credit or debit a value, add a record, clear records; commit where the file is transactional.",
+            discussion: """
+                Standard data files take a write at once (no backup: a write of several frames cut short may leave them \
+                partly written). Backup data, value and record files keep their old contents until CommitTransaction, which \
+                this command sends after the change: the output says whether the change was committed. A card pulled before \
+                the commit keeps the old contents (the chip's guarantee). The mode (plain, MAC, full) follows the file's \
+                settings; every MAC and CRC on the answers is checked.
+                """)
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var appOption: DESFireAppOption
+        @OptionGroup var keyOptions: DESFireKeyOptions
+
+        @Option(help: ArgumentHelp("The file number, 0-31.", valueName: "n"))
+        var file: UInt8
+
+        @Option(help: ArgumentHelp("Data files: the bytes to write (hex).", valueName: "hex"))
+        var data: String?
+
+        @Option(help: ArgumentHelp("Data files: where to write; record files: where within the new record.", valueName: "n"))
+        var offset: Int = 0
+
+        @Option(help: ArgumentHelp("Value files: add this amount.", valueName: "n"))
+        var credit: Int32?
+
+        @Option(help: ArgumentHelp("Value files: take this amount.", valueName: "n"))
+        var debit: Int32?
+
+        @Option(help: ArgumentHelp("Value files: give back up to what the last debits took.", valueName: "n"))
+        var limitedCredit: Int32?
+
+        @Option(help: ArgumentHelp("Record files: a new record (hex).", valueName: "hex"))
+        var newRecord: String?
+
+        @Flag(help: "Record files: remove every record.")
+        var clear = false
+
+        func validate() throws {
+            guard file <= 31 else { throw ValidationError("--file is 0-31") }
+            let given = [data != nil, credit != nil, debit != nil, limitedCredit != nil, newRecord != nil, clear].filter { $0 }.count
+            guard given == 1 else { throw ValidationError("give exactly one of --data, --credit, --debit, --limited-credit, --new-record, --clear") }
+            for amount in [credit, debit, limitedCredit].compactMap({ $0 }) where amount < 0 { throw ValidationError("amounts are 0 or more") }
+            guard offset >= 0 else { throw ValidationError("--offset is 0 or more") }
+            if let data { _ = try hexArgument(data, option: "--data") }
+            if let newRecord { _ = try hexArgument(newRecord, option: "--new-record") }
+        }
+
+        var change: DESFireFileChange {
+            get throws {
+                if let data { return .data(try hexArgument(data, option: "--data"), offset: offset) }
+                if let credit { return .credit(credit) }
+                if let debit { return .debit(debit) }
+                if let limitedCredit { return .limitedCredit(limitedCredit) }
+                if let newRecord { return .record(try hexArgument(newRecord, option: "--new-record"), offset: offset) }
+                return .clearRecords
+            }
+        }
+
+        func run() throws {
+            try reportingDESFireFailures {
+                let key = try keyOptions.resolved()
+                let aid = try appOption.aid()
+                let change = try self.change
+                let (reader, receipt) = try withDESFire(readerOptions, traceOptions) { reader, card in
+                    try card.selectApplication(aid)
+                    if let key { try card.authenticate(keyNumber: key.number, key: key.key, scheme: keyOptions.auth) }
+                    let settings = try card.fileSettings(file)
+                    guard key != nil || settings.access.freeWrite else {
+                        throw Failure(.unexpected, "file \(file) of \(aid) is written with \(settings.access.write) or read-write \(settings.access.readWrite): give --key; nothing was written")
+                    }
+                    return (reader, try card.change(file, settings: settings, change))
+                }
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("file", .int(Int(file))),
+                                                ("fileType", .string("\(receipt.type)")), ("committed", .bool(receipt.committed)),
+                                                ("transactional", .bool(receipt.type.isTransactional))]).serialized)
+                    return
+                }
+                let how = receipt.type.isTransactional ? "committed (CommitTransaction)" : "written (a standard data file takes writes at once)"
+                Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(how)")
+            }
+        }
+    }
+}

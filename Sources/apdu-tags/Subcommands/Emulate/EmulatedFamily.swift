@@ -1,0 +1,71 @@
+// What `apdu emulate` asks of a tag or card family: its own flags, and the card they describe.
+import APDUCommandLine
+import ArgumentParser
+import VirtualCard
+
+/// A family's part of the CLI: the flags that make `apdu emulate` put one of its cards into a
+/// virtual reader, and its subcommand group. Each family declares one in its own folder and is
+/// listed once, in `Families`.
+protocol EmulatedFamily: ParsableArguments {
+    /// The family's subcommand group (`apdu ultralight`, `apdu classic`), nil for none.
+    static var commands: (any ParsableCommand.Type)? { get }
+    /// The top-level names its commands had before the family became a group (`classic-dump`).
+    static var legacyCommands: [any ParsableCommand.Type] { get }
+    /// The flag that chose this family, when one did ("--type2").
+    var chosenBy: String? { get }
+    /// Every flag that chooses this family, for "… exclude each other".
+    static var choosingFlags: [String] { get }
+    /// Whether its cards sit behind a reader model (`--reader-model`).
+    static var takesReaderModel: Bool { get }
+    /// Checks the family's flags together with the shared ones (called for every family; a
+    /// family's own flags given without its choosing flag are an error here).
+    func validate(shared: EmulationOptions) throws
+    /// The card and its description for the start line; called only for the chosen family.
+    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String)
+}
+
+extension EmulatedFamily {
+    static var commands: (any ParsableCommand.Type)? { nil }
+    static var takesReaderModel: Bool { false }
+    static var legacyCommands: [any ParsableCommand.Type] { [] }
+    func validate(shared: EmulationOptions) throws {}
+    var sitsBehindReaderModel: Bool { Self.takesReaderModel }
+}
+
+/// Flags of `apdu emulate` that several families share.
+struct EmulationOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The reader around a --type2/3/5 tag: storage (pseudo-APDUs only; Type 2's default), transparent (PC/SC Part 3 transparent exchange; Types 5 and 3's default) or acr122u.", valueName: "model"))
+    var readerModel: ContactlessReader.Dialect?
+
+    @Option(help: ArgumentHelp("Type 2 and --classic: load the memory image from this hex file and save every change back to it.", valueName: "file"))
+    var memory: String?
+
+    @Flag(help: "T=0 behaviour: answer data with 61xx and serve it by GET RESPONSE.")
+    var getResponse = false
+
+    @Flag(help: "Refuse GET RESPONSE whose CLA differs from the original command's.")
+    var strictGetResponseCla = false
+
+    @Flag(help: "Answer 6Cxx when Le does not match the data available.")
+    var wrongLe = false
+
+    /// The host behaviour the ISO 7816 cards (demo, Type 4) are given.
+    var hostBehaviour: HostBehaviour {
+        var behaviour = HostBehaviour()
+        behaviour.usesGetResponse = getResponse
+        behaviour.requiresGetResponseCLA = strictGetResponseCla
+        behaviour.answersWrongLe = wrongLe
+        return behaviour
+    }
+}
+
+/// Lets `Families` find each family's type behind its `@OptionGroup`, by reflection.
+protocol FamilyOptionGroup {
+    var family: any EmulatedFamily { get }
+    static var familyType: any EmulatedFamily.Type { get }
+}
+
+extension OptionGroup: FamilyOptionGroup where Value: EmulatedFamily {
+    var family: any EmulatedFamily { wrappedValue }
+    static var familyType: any EmulatedFamily.Type { Value.self }
+}

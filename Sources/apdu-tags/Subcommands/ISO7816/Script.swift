@@ -1,0 +1,177 @@
+// `apdu script`: a scriptor-format APDU script run with its expected status words and tag
+// frames.
+import APDUCommandLine
+import ArgumentParser
+import Dispatch
+import FoundationEssentials
+import Glibc
+import ISO7816
+import NFCTags
+import PCSC
+import TagReader
+
+extension APDUCommand {
+    struct Script: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "script",
+            abstract: "Run a scriptor-format APDU script, checking optional expected status words.",
+            discussion: """
+                pcsc-tools scriptor scripts run unchanged: '#' comments, 'reset', '\\' continuation, \
+                'exit'. Add '=> 9000' (or '=> 9000,61xx') after an APDU to stop with exit 1 on any \
+                other status word. 'tag HEX [=> data|ack|nak|none]' sends a tag's own command through the \
+                reader's raw path (as apdu transceive); a script with such lines runs in one transaction. \
+                '-' reads the script from standard input.
+                """)
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var allowlist: AllowlistOptions
+
+        @Flag(help: "Send exactly the script's bytes: no GET RESPONSE, no Le correction.")
+        var raw = false
+
+        @Flag(help: "Go on after a status word mismatch (still exits 1).")
+        var keepGoing = false
+
+        @Argument(help: ArgumentHelp("The script file, or - for standard input.", valueName: "file"))
+        var file: String
+
+        func load() throws -> APDUScript {
+            let text: String
+            if file == "-" {
+                guard let input = StandardStream.standardInput.readToEnd() else { throw Failure(.usage, "cannot read the script from standard input") }
+                text = TextInput.normalized(input)
+            } else {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw Failure(.usage, "cannot read script '\(Terminal.safe(file))'")
+                }
+                text = TextInput.normalized(data)
+            }
+            let script: APDUScript
+            do { script = try APDUScript(parsing: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
+            // A script with nothing to send is a mistake (an empty file, everything commented
+            // out, the wrong file), never a silent success.
+            guard !script.steps.isEmpty else {
+                throw Failure(.badData, "\(Terminal.safe(file)): no APDU to send (the script is empty or all comments)")
+            }
+            return script
+        }
+
+        func run() throws {
+            // Thousands of lines: gathered into few writes when nobody watches them live.
+            Terminal.batch()
+            try reportingFailures {
+                let script = try load()
+                let policy = try allowlist.policy()
+                if let policy {
+                    for case let .apdu(command, _, line) in script.steps {
+                        if let aid = policy.refusal(for: command) {
+                            throw Failure(.refused, "line \(line): SELECT of AID \(aid.hexString) refused: not in the allowlist")
+                        }
+                    }
+                }
+                // Read once: an option's property wrapper costs more per read than the rest of a
+                // line's formatting.
+                let json = output.json, showSecrets = traceOptions.showSecrets, keepGoing = self.keepGoing
+                // "  (9000: normal processing)", painted, made once per status word.
+                var annotations: [StatusWord: String] = [:]
+                var steps: [JSON] = []
+                var mismatches: [String] = []
+                let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
+                let reader = try readerOptions.withCard(transaction: hasTagSteps) { reader, card in
+                let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
+                                              selectPolicy: policy, observer: traceOptions.observer)
+                // The raw path, opened at the first tag line; its session ends before a reset and at the end.
+                var commands: TagCommandChannel?
+                defer { commands?.endSession() }
+                for step in script.steps {
+                    switch step {
+                    case let .tag(frame, expect, line):
+                        if commands == nil { commands = try TagCommandChannel.open(transport: transport, readerName: reader) }
+                        let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !showSecrets ? 1 : nil)
+                        let ok = expect.map { $0.contains(answer.kind) } ?? true
+                        if json {
+                            guard case var .object(members) = Transceive.json(frame, answer, showSecrets: showSecrets) else { continue }
+                            members.insert(("line", .int(line)), at: 0)
+                            if let expect {
+                                members.append(("expected", .array(expect.map { .string($0.rawValue) })))
+                                members.append(("ok", .bool(ok)))
+                            }
+                            steps.append(.object(members))
+                        } else {
+                            Terminal.print("tag> " + Transceive.shown(frame, showSecrets: showSecrets))
+                            Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
+                        }
+                        if !ok {
+                            mismatches.append("line \(line): the tag answered \(answer); expected \((expect ?? []).map(\.rawValue).joined(separator: " or "))")
+                            if !keepGoing { break }
+                        }
+                    case let .reset(line):
+                        commands?.endSession()
+                        commands = nil
+                        try card.reconnect(initialization: .reset)
+                        if json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
+                        else { Terminal.print("reset") }
+                    case let .apdu(command, expect, line):
+                        let response: ResponseAPDU
+                        do {
+                            response = try transport.send(command)
+                        } catch {
+                            // pcscd refuses, unsent, the first APDU after another program reset the
+                            // card. Resync the handle and stop: whatever the earlier lines set up
+                            // (selected application, verified PIN) is gone, and replaying them
+                            // silently could repeat writes.
+                            guard let pcsc = error as? PCSCError, pcsc == .resetCard else { throw error }
+                            let resynced = (try? card.reconnect(initialization: .leave)) != nil
+                            throw Failure(.ioError, "line \(line): the card was reset by another program before this APDU, which was not sent; "
+                                + (resynced ? "reconnected, but " : "") + "the card's state from the earlier lines is gone, so the script stops here (nothing was replayed)")
+                        }
+                        let sw = response.statusWord
+                        let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
+                        if json {
+                            let shown = Redaction.hex(command.bytes, showSecrets: showSecrets, separator: "")
+                            guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response) else { continue }
+                            members.insert(("line", .int(line)), at: 0)
+                            if let expect {
+                                members.append(("expected", .array(expect.map { .string($0.description) })))
+                                members.append(("ok", .bool(ok)))
+                            }
+                            steps.append(.object(members))
+                        } else {
+                            let annotation = annotations[sw] ?? {
+                                let text = "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")"
+                                annotations[sw] = text
+                                return text
+                            }()
+                            // Both lines in one piece of text: a script prints thousands.
+                            var text = "> "
+                            text.reserveCapacity(16 + 3 * (command.data.count + response.data.count) + annotation.utf8.count)
+                            text += Redaction.hex(command.bytes, showSecrets: showSecrets)
+                            text += "\n< "
+                            text += ExchangeJSON.spaced(response)
+                            text += annotation
+                            if !ok { text += "  " + Style.error.paint("MISMATCH") }
+                            Terminal.print(text)
+                        }
+                        if !ok {
+                            let wanted = (expect ?? []).map(\.description).joined(separator: " or ")
+                            mismatches.append("line \(line): answered \(sw) (\(sw.meaning.text)); expected \(wanted)")
+                            if !keepGoing { break }
+                        }
+                    }
+                    if !mismatches.isEmpty && !keepGoing { break }
+                }
+                return reader
+                }
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("steps", .array(steps)),
+                                                ("ok", .bool(mismatches.isEmpty))]).serialized)
+                }
+                if !mismatches.isEmpty {
+                    throw Failure(.unexpected, mismatches.joined(separator: "\n"))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+// NTAG 424 DNA in the CLI: `apdu emulate --ntag424` and the `apdu ntag424` group.
+import APDUCommandLine
+import ArgumentParser
+import ISO7816
+import VirtualCard
+
+struct NTAG424Family: EmulatedFamily {
+    static var commands: (any ParsableCommand.Type)? { APDUCommand.NTAG424.self }
+    static let choosingFlags = ["--ntag424"]
+
+    @Flag(help: "Emulate an NTAG 424 DNA as shipped (all-zero keys, empty NDEF file): EV2, secure messaging, SDM.")
+    var ntag424 = false
+
+    var chosenBy: String? { ntag424 ? "--ntag424" : nil }
+
+    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
+        let tag = NTAG424TagModel()
+        return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid),
+                "NTAG 424 DNA as shipped (UID \(tag.uid.hexString), all-zero keys)")
+    }
+}
