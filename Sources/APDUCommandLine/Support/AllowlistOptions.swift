@@ -1,11 +1,11 @@
 // The SELECT allowlist options (`--allow-aid`, `--allow-aids`, `$APDU_ALLOW_AIDS`) turned into
 // the policy in force.
 import ArgumentParser
+import CardReaders
 import Dispatch
 import FoundationEssentials
 import Glibc
 import ISO7816
-import CardReaders
 
 /// Where a SELECT allowlist can come from. Any of them puts a policy in force.
 package struct AllowlistOptions: ParsableArguments {

@@ -1,12 +1,12 @@
 // The CLI's exit codes and `Failure`, the one place a library error becomes a one-line message
 // and an exit code.
 import ArgumentParser
+import CardReaders
 import Dispatch
 import FoundationEssentials
 import Glibc
 import ISO7816
 import NDEF
-import CardReaders
 import PCSC
 
 /// Exit codes, sysexits style (docs/cli.md).

@@ -1,4 +1,5 @@
 // The CLI's JSON values with ordered keys, written compactly and always escaped.
+import ISO7816
 
 /// A JSON value with ordered keys, written compactly. Every string is escaped so the output
 /// is valid JSON and carries no raw control characters, whatever bytes it came from.
@@ -64,5 +65,3 @@ package indirect enum JSON: Sendable {
         out += "\""
     }
 }
-
-import ISO7816

@@ -1,11 +1,11 @@
 // `apdu atr`: an ATR explained, given in hex or read from the card in a reader.
 import ArgumentParser
+import CardReaders
 import Dispatch
 import FoundationEssentials
 import Glibc
 import ISO7816
 import PCSC
-import CardReaders
 
 extension APDUCommand {
     package struct ATRCommand: ParsableCommand {

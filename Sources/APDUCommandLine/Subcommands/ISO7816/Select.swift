@@ -1,8 +1,8 @@
 // `apdu select`: SELECT by AID, with the FCI decoded.
 import ArgumentParser
+import CardReaders
 import ISO7816
 import PCSC
-import CardReaders
 
 extension APDUCommand {
     package struct Select: ParsableCommand {

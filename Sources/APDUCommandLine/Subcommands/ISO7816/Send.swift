@@ -1,9 +1,12 @@
 // `apdu send`: APDUs sent in order on one connection, each status word explained; and the JSON
 // shape of an exchange the APDU commands share.
 import ArgumentParser
+import CardReaders
+import Dispatch
+import FoundationEssentials
+import Glibc
 import ISO7816
 import PCSC
-import CardReaders
 
 extension APDUCommand {
     package struct Send: ParsableCommand {
@@ -118,7 +121,3 @@ package enum ExchangeJSON {
         Hex.encode(response.bytes, separator: " ")
     }
 }
-
-import Dispatch
-import FoundationEssentials
-import Glibc

@@ -1,7 +1,7 @@
 // `apdu reader-control`: the LED and buzzer of ACS readers, no card needed.
 import ArgumentParser
-import ISO7816
 import CardReaders
+import ISO7816
 
 extension APDUCommand {
     package struct ReaderControlCommand: ParsableCommand {
