@@ -1,6 +1,7 @@
 // Running the built `apdu` binary from tests: its exit status and output, background and
 // streaming runs, and a seeded random generator.
 import Foundation
+import VirtualCard
 
 /// What a run of the `apdu` binary produced.
 public struct CommandResult: Sendable {
@@ -78,8 +79,6 @@ public func startAPDU(_ arguments: [String]) throws -> Process {
     try process.run()
     return process
 }
-
-import VirtualCard
 
 /// A running `apdu` whose stdout lines are collected as they arrive (for `watch`).
 public final class StreamingAPDU: @unchecked Sendable {
