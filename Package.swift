@@ -84,7 +84,7 @@ let package = Package(
         // family, so the Swift runtime's conformance scans at its start cover only what it runs.
         .executableTarget(
             name: "apdu",
-            dependencies: ["APDUCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["APDUCommandLine", "Diagnostics", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Every command: the families' groups, the NDEF commands they serve, the emulator, SUN.
         .executableTarget(

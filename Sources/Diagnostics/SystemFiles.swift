@@ -47,12 +47,16 @@ public struct SystemFiles: Sendable {
         return names.sorted()
     }
 
-    /// The last part of a symbolic link's target (`…/drivers/pn533_usb` → `pn533_usb`).
-    public func linkName(_ path: String) -> String? {
+    /// A symbolic link's target as it is written (`/proc/self/exe` → the running executable).
+    public func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink(root + path, &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
-        let target = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return target.split(separator: "/").last.map(String.init)
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The last part of a symbolic link's target (`…/drivers/pn533_usb` → `pn533_usb`).
+    public func linkName(_ path: String) -> String? {
+        linkTarget(path)?.split(separator: "/").last.map(String.init)
     }
 }

@@ -2,6 +2,7 @@
 // the root help) to `apdu-tags` beside it, so no family's types weigh on `apdu sw` or `apdu send`.
 import APDUCommandLine
 import ArgumentParser
+import Diagnostics
 import Glibc
 
 @main
@@ -43,13 +44,12 @@ enum FamilyCommands {
         exit(ExitStatus.unavailable.rawValue)
     }
 
-    /// `apdu-tags` beside this executable (symbolic links resolved by the kernel).
+    /// `apdu-tags` beside this executable (symbolic links resolved by the kernel); where that
+    /// cannot be read, the packaged one, never a name looked up in the working directory.
     static func siblingPath() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard length > 0 else { return "/usr/bin/" + executableName }
-        let own = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = own.lastIndex(of: "/") else { return executableName }
+        guard let own = SystemFiles.live.linkTarget("/proc/self/exe"), own.hasPrefix("/"), let slash = own.lastIndex(of: "/") else {
+            return "/usr/bin/" + executableName
+        }
         return String(own[...slash]) + executableName
     }
 }
