@@ -57,7 +57,7 @@ struct MRTDReaderTests {
         #expect(chip.exchanges - again == 2)
     }
 
-    @Test("a bare 67 00 to an oversized protected READ (gmrtd #457): the SSC stays in step and the read goes on")
+    @Test("a bare 67 00 to an oversized protected READ (gmrtd #457): the chip is opened again and the read goes on; the size is learned once")
     func bareWrongLength() throws {
         let chip = Self.chip()
         chip.maximumRead = 160
@@ -66,7 +66,26 @@ struct MRTDReaderTests {
         _ = try reader.establishAccess(.bac, key: Self.key)
         #expect(try reader.readFile(.dataGroup(14)!) == .read(chip.appFiles[0x010E]!))
         #expect(reader.currentReadSize == 160)
-        #expect(reader.statistics.sessionRestarts == 0)
+        // 256, 224 and 192 refused bare: each ends the session (nothing authenticates a bare
+        // answer), and BAC runs again before the next read.
+        #expect(reader.statistics.sessionRestarts == 3)
+        #expect(try reader.readFile(.dataGroup(1)!) == .read(chip.appFiles[0x0101]!))
+        #expect(reader.statistics.sessionRestarts == 3)
+    }
+
+    @Test("a bare 6A 82 or 69 82 under secure messaging ends the session; the next file is read under new keys")
+    func bareRefusalReopens() throws {
+        let chip = Self.chip()
+        chip.bareErrors = true
+        let reader = Self.reader(chip)
+        _ = try reader.establishAccess(.bac, key: Self.key)
+        #expect(try reader.readFile(.dataGroup(3)!) == .protected(.securityStatusNotSatisfied))
+        #expect(!reader.channel.isSecured)
+        #expect(try reader.readFile(.dataGroup(1)!) == .read(chip.appFiles[0x0101]!))
+        #expect(reader.statistics.sessionRestarts == 1)
+        #expect(try reader.readFile(.dataGroup(9)!) == .notFound)
+        #expect(try reader.readFile(.dataGroup(14)!) == .read(chip.appFiles[0x010E]!))
+        #expect(reader.statistics.sessionRestarts == 2)
     }
 
     @Test("extended length on both sides: 20 KB in one READ; 40 KB past offset 32767 with B1 and DO 54 when the chip takes 4096")

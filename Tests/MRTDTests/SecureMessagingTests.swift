@@ -42,17 +42,20 @@ struct SecureMessagingTests {
         #expect(throws: MRTDProtocolError.self) { try sm.unprotect(try ResponseAPDU(bytes: h("990262828E08FA855A5D4C50A8ED9000"))) }
     }
 
-    @Test("a bare 67 00 (gmrtd #457) leaves the SSC where the chip's is: the next exchange verifies")
-    func bareWrongLength() throws {
-        let sm = try Self.session()
-        let ssc = sm.sendSequenceCounter
-        _ = try sm.protect(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 65536))
-        #expect(try sm.unprotect(ResponseAPDU(statusWord: .wrongLength)) == .unprotected(.wrongLength))
-        #expect(sm.sendSequenceCounter == ssc && !sm.hasEnded)
-        // The published SELECT still goes through with the published bytes: the SSC is in step.
-        let protected = try sm.protect(CommandAPDU(cla: 0, ins: 0xA4, p1: 2, p2: 0x0C, data: [0x01, 0x1E]))
-        #expect(protected.bytes == h("0CA4020C158709016375432908C044F68E08BF8B92D635FF24F800"))
-        guard case .protected = try sm.unprotect(try ResponseAPDU(bytes: h(Self.selectAnswer))) else { Issue.record("not protected"); return }
+    @Test("a bare 67 00 (gmrtd #457) or 6A 82 ends the session: no later command can carry the refused one's SSC")
+    func bareErrorEndsSession() throws {
+        for bare in [StatusWord.wrongLength, .fileNotFound, .securityStatusNotSatisfied] {
+            let sm = try Self.session()
+            // Command A, answered with a bare error (by the chip, or by someone in the middle who holds A back).
+            let commandA = try sm.protect(CommandAPDU(cla: 0, ins: 0xA4, p1: 2, p2: 0x0C, data: [0x01, 0x1E]))
+            #expect(commandA.bytes == h("0CA4020C158709016375432908C044F68E08BF8B92D635FF24F800"))
+            #expect(try sm.unprotect(ResponseAPDU(statusWord: bare)) == .unprotected(bare))
+            #expect(sm.hasEnded)
+            // Were the SSC wound back, command B would carry A's SSC, and the chip's answer to A
+            // (forwarded in B's place) would verify as B's. Nothing more goes under these keys.
+            #expect(throws: MRTDProtocolError.self) { _ = try sm.protect(CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 4)) }
+            #expect(throws: MRTDProtocolError.self) { _ = try sm.unprotect(try ResponseAPDU(bytes: h(Self.selectAnswer))) }
+        }
     }
 
     @Test("69 87 and 69 88 end the session; so does a bare 90 00, and a missing DO 99 or DO 8E")

@@ -14,6 +14,8 @@ final class TestPassportChip: CardChannel {
     var maximumRead = 65536
     /// Answer an oversized read with a bare 67 00 outside secure messaging (gmrtd #457).
     var bareWrongLength = false
+    /// Answer every error status (6A 82, 69 82, 67 00 …) bare, outside secure messaging.
+    var bareErrors = false
     /// The most plaintext bytes one answer carries (a chip that answers Le 256 with 223).
     var maximumAnswer = 65536
     var supportsShortIdentifiers = true
@@ -55,10 +57,11 @@ final class TestPassportChip: CardChannel {
             session = nil
         }
         let (data, sw) = process(command, secured: secured)
-        if sw == 0x6700 && bareWrongLength && secured {
+        let error = sw != 0x9000 && sw >> 8 != 0x61 && sw >> 8 != 0x62 && sw >> 8 != 0x63 && sw != 0x6988
+        if secured && ((sw == 0x6700 && bareWrongLength) || (error && bareErrors)) {
             // Refused before secure messaging: the chip's SSC did not move for the command.
             decrement()
-            return [0x67, 0x00]
+            return [UInt8(sw >> 8), UInt8(sw & 0xFF)]
         }
         if sw == 0x6988 { session = nil; return [0x69, 0x88] }
         let answer = secured && session != nil ? wrap(data, sw) : data + [UInt8(sw >> 8), UInt8(sw & 0xFF)]

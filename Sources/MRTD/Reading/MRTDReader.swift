@@ -52,7 +52,8 @@ public struct MRTDReadStatistics: Sendable, Hashable, CustomStringConvertible {
     public var bytesReceived = 0
     /// READ BINARY commands sent (B0 and B1).
     public var readCommands = 0
-    /// Times the session was re-established after secure messaging broke mid-read.
+    /// Times the session was re-established: after secure messaging broke mid-read, or after
+    /// the chip refused a command outside it (a bare status word ends the session).
     public var sessionRestarts = 0
     public var description: String { "\(exchanges) exchanges, \(bytesSent) bytes sent, \(bytesReceived) received, \(readCommands) reads" }
 }
@@ -109,6 +110,9 @@ public final class MRTDReader {
     private var inApplication: Bool?
     /// EF.CardAccess was looked for on this connection (found or not).
     private var cardAccessProbed = false
+    /// The chip answered a bare status word under secure messaging, which ended the session:
+    /// the next read opens the chip again first.
+    private var reopenBeforeNextRead = false
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -190,6 +194,7 @@ public final class MRTDReader {
 
     private func runAccessControl(_ method: MRTDAccessMethod, key: MRTDAccessKey) throws -> MRTDAccessResult {
         channel.secureMessaging = nil
+        reopenBeforeNextRead = false
         if method == .bac { return try runBAC(key, after: nil) }
         if cardAccess == nil && !cardAccessProbed { _ = try readCardAccess() }
         guard let infos = cardAccess, let info = Self.preferredPACEInfo(infos) else {
@@ -282,30 +287,44 @@ public final class MRTDReader {
             } catch let error as MRTDProtocolError where error.kind == .secureMessagingEnded && !restarted && key != nil {
                 // Once per file: access control again with the same key, then on from `data.count`.
                 restarted = true
-                statistics.sessionRestarts += 1
-                let result = try runAccessControl(method == .auto && access?.pace == nil ? .bac : method, key: key!)
-                access = result
+                try reopen()
                 selected = false
             }
         }
     }
 
+    /// Access control again with the key and method that opened the chip last.
+    private func reopen() throws {
+        guard let key else { throw MRTDProtocolError(.secureMessagingEnded, "secure messaging has ended: access control must run again") }
+        statistics.sessionRestarts += 1
+        access = try runAccessControl(method == .auto && access?.pace == nil ? .bac : method, key: key)
+    }
+
+    /// Opens the chip again when a bare status word ended the session (not counted against the
+    /// once-a-file restart for a broken session: a refusal is an answer, not a break).
+    /// - Returns: whether it did (the current file is no longer selected).
+    private func reopenAfterRefusal() throws -> Bool {
+        guard reopenBeforeNextRead else { return false }
+        reopenBeforeNextRead = false
+        guard key != nil, let sm = channel.secureMessaging, sm.hasEnded else { return false }
+        try reopen()
+        return true
+    }
+
     private func continueReading(_ file: MRTDFile, data: inout [UInt8], total: inout Int?, selected: inout Bool) throws -> MRTDFileContent {
-        if file.inMasterFile && inApplication == true {
-            let answer = try channel.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
-            guard answer.statusWord == .success else { throw MRTDProtocolError.status(answer.statusWord, "SELECT MF") }
-            inApplication = false
-            selected = false
-        } else if !file.inMasterFile && inApplication != true {
-            try selectApplication()
-            selected = false
-        }
+        if try reopenAfterRefusal() { selected = false }
+        try enterDirectory(of: file, selected: &selected)
         var trySFI = file.shortIdentifier != nil && shortIdentifiersWork != false
         var toEnd = !file.isSingleObject
         // Last resort for a chip that answers 67 00 to any Le past the end of a short file (ISO
         // says 62 82): read the header alone, then exactly the rest.
         var headerProbe = false, probed = false
         while total.map({ data.count < $0 }) ?? true {
+            if try reopenAfterRefusal() {
+                // Access control selected the application: find the file again, on from `data.count`.
+                selected = false
+                try enterDirectory(of: file, selected: &selected)
+            }
             let offset = data.count
             let useShortIdentifier = trySFI && !selected && offset == 0
             if !selected && !useShortIdentifier {
@@ -395,6 +414,20 @@ public final class MRTDReader {
         return .read(data)
     }
 
+    /// Makes the file's directory current: the MF for EF.CardAccess and its kind, the
+    /// application for the rest. A change of directory unselects the file.
+    private func enterDirectory(of file: MRTDFile, selected: inout Bool) throws {
+        if file.inMasterFile && inApplication == true {
+            let answer = try channel.send(CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
+            guard answer.statusWord == .success else { throw MRTDProtocolError.status(answer.statusWord, "SELECT MF") }
+            inApplication = false
+            selected = false
+        } else if !file.inMasterFile && inApplication != true {
+            try selectApplication()
+            selected = false
+        }
+    }
+
     /// The next smaller read size that the channel can carry; false when none is left.
     private func stepDown() -> Bool {
         let current = effectiveSizeIndex
@@ -403,12 +436,14 @@ public final class MRTDReader {
         return true
     }
 
-    /// Runs `body`; a bare status word from the chip under secure messaging (its SSC untouched)
-    /// comes back as an answer with that status, not as an error.
+    /// Runs `body`; a bare status word from the chip under secure messaging comes back as an
+    /// answer with that status, not as an error, and the next read opens the chip again (the
+    /// bare answer ended the session).
     private func statusOf(_ body: () throws -> ResponseAPDU) throws -> ResponseAPDU {
         do {
             return try body()
         } catch let error as MRTDProtocolError where error.kind == .unprotectedStatus {
+            reopenBeforeNextRead = true
             return ResponseAPDU(statusWord: error.statusWord ?? .noPreciseDiagnosis)
         } catch TransmitError.extendedLengthUnsupported {
             return ResponseAPDU(statusWord: .wrongLength)

@@ -7,8 +7,8 @@ import ISO7816
 /// Before access control, commands go as they are. After it, every command is protected and
 /// every answer checked (`SecureMessaging`); the transport's observer sees the protected APDUs,
 /// never keys or plain data. When the session ends (a MAC that does not verify, `69 87`,
-/// `69 88`), every later `send` throws `.secureMessagingEnded` until access control installs new
-/// keys.
+/// `69 88`, a bare error status), every later `send` throws `.secureMessagingEnded` until access
+/// control installs new keys.
 public final class MRTDChannel {
     /// The transport under the protection.
     public let transport: APDUTransport
@@ -28,8 +28,8 @@ public final class MRTDChannel {
     public var extendedLengthUsable: Bool { transport.extendedLengthUsable }
 
     /// Sends `command`, protected when a session is up. A bare error status from the chip under
-    /// secure messaging throws `.unprotectedStatus` (the SSC stays in step); a broken session
-    /// throws `.secureMessagingEnded`.
+    /// secure messaging throws `.unprotectedStatus` and ends the session (nothing authenticates
+    /// it: see `SecureMessaging.unprotect`); a broken session throws `.secureMessagingEnded`.
     public func send(_ command: CommandAPDU) throws -> ResponseAPDU {
         guard let sm = secureMessaging else { return try transport.send(command) }
         guard !sm.hasEnded else {

@@ -7,8 +7,9 @@ import ISO7816
 /// and unwrapping of answers (Part 11 §9.8; Appendix D.4 is its worked example).
 ///
 /// Every answer's DO 8E is checked in constant time before anything in it is decrypted. An
-/// answer that does not verify, or a chip's `69 87`/`69 88`, ends the session: every later call
-/// throws `.secureMessagingEnded` until access control runs again and a new value is made.
+/// answer that does not verify, a chip's `69 87`/`69 88`, or any bare error status ends the
+/// session: every later call throws `.secureMessagingEnded` until access control runs again and
+/// a new value is made.
 public final class SecureMessaging: CustomStringConvertible {
     /// 2K3DES (BAC and 3DES PACE) or AES-128/192/256.
     public let cipher: CipherAlgorithm
@@ -119,15 +120,15 @@ public final class SecureMessaging: CustomStringConvertible {
         /// DO 8E verified; `response` holds DO 99's status and the decrypted data.
         case protected(ResponseAPDU)
         /// No DOs, an error status: the chip refused the command before secure messaging took it
-        /// (an oversized READ answered `67 00`, gmrtd #457). Unauthenticated; the SSC is back where
-        /// it was before the command, as the chip's is.
+        /// (an oversized READ answered `67 00`, gmrtd #457), or someone in the middle says it
+        /// did. Unauthenticated, so the session has ended: access control must run again.
         case unprotected(StatusWord)
     }
 
     /// Checks and opens the answer to the command just protected (§9.8.5, Figure 6): increments
     /// the SSC, checks DO 8E over SSC ‖ DO 85/87 ‖ DO 99 in constant time, then decrypts DO 87/85
-    /// and removes its padding. A MAC that does not verify, a malformed answer or `69 87`/`69 88`
-    /// ends the session.
+    /// and removes its padding. A MAC that does not verify, a malformed answer, `69 87`/`69 88`
+    /// or a bare error status ends the session.
     public func unprotect(_ response: ResponseAPDU) throws(MRTDProtocolError) -> Answer {
         guard !hasEnded else { throw MRTDProtocolError(.secureMessagingEnded, "secure messaging has ended: access control must run again") }
         if response.data.isEmpty {
@@ -139,10 +140,14 @@ public final class SecureMessaging: CustomStringConvertible {
                 throw MRTDProtocolError(.secureMessagingEnded, "the chip ended secure messaging (\(sw): \(sw.meaning.text))", statusWord: sw)
             }
             if sw != .success && sw.sw1 != 0x61 && sw.sw1 != 0x62 && sw.sw1 != 0x63 {
-                // The chip did not take the command into secure messaging, so its SSC never moved:
-                // undo this side's increment for the command (gmrtd #457, a Chinese passport's
-                // bare 67 00 to an extended READ BINARY).
-                decrementCounter()
+                // A bare refusal (gmrtd #457: a Chinese passport's 67 00 to an extended READ
+                // BINARY) carries no MAC, so anyone in the middle can send one. Were the SSC wound
+                // back to go on, the next command would carry the same SSC (and, with AES, the
+                // same IV) as the refused one: the middle could hold a command back, answer it with
+                // a bare error, and forward it in place of the next one, whose answer (its MAC
+                // covers the SSC and the answer, not the command) would then pass for the answer
+                // to the other. So the session ends here; the caller opens the chip again.
+                end()
                 return .unprotected(sw)
             }
             end()
