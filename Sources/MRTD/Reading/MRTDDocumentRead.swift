@@ -85,29 +85,53 @@ public struct ChipProof: Sendable, Hashable, CustomStringConvertible {
     public var method: Method
     /// `verified`: the chip holds the private key of the key in DG14 or DG15 (the key is the
     /// document's own only if passive authentication verified that data group). `failed`: it
-    /// did not prove it. `notVerified`: the protocol did not run (the chip offers none, it was
-    /// not asked for, or a parameter is not supported).
+    /// did not prove it, or it withheld a data group EF.SOD's signed list names. `notVerified`:
+    /// the protocol did not run or did not finish (the chip offers none, it was not asked for, a
+    /// parameter is not supported, the chip or reader refused a step).
     public var status: VerdictStatus
-    /// Whether the document offers this proof (DG14 with a chip authentication key, DG15).
+    /// Whether the document offers this proof: EF.SOD's signed list names DG14 (with a chip
+    /// authentication key, when it was read) or DG15, or PACE ran with Chip Authentication Mapping.
     public var offered: Bool
+    /// Whether the proof was asked for. False only when the caller left it out
+    /// (`MRTDReadRequest.chipAuthentication`, `.activeAuthentication`, or a `dataGroups` set
+    /// without DG14 or DG15): an offered proof that was asked for and is not verified leaves the
+    /// document unproven.
+    public var requested: Bool
     /// The algorithm, when known (`ECDH brainpoolP256r1, AES-128`, `RSA ISO/IEC 9796-2 …`).
     public var algorithm: String?
     /// One line: what was proven, or why not.
     public var reason: String
 
     /// A proof with the given outcome.
-    public init(method: Method, status: VerdictStatus, offered: Bool, algorithm: String? = nil, reason: String) {
+    public init(method: Method, status: VerdictStatus, offered: Bool, requested: Bool = true, algorithm: String? = nil, reason: String) {
         self.method = method
         self.status = status
         self.offered = offered
+        self.requested = requested
         self.algorithm = algorithm
         self.reason = reason
     }
 
     public var description: String { "\(method): \(status.rawValue) (\(reason))" }
 
+    /// Whether this proof keeps the document from being proven genuine: offered and asked for,
+    /// on a live read, and not verified (failed, refused, or could not finish).
+    public var leavesChipUnproven: Bool { offered && requested && status != .verified }
+
     static func notOffered(_ method: Method, _ reason: String) -> ChipProof {
         ChipProof(method: method, status: .notVerified, offered: false, reason: reason)
+    }
+
+    static func notAsked(_ method: Method, _ reason: String) -> ChipProof {
+        ChipProof(method: method, status: .notVerified, offered: true, requested: false, reason: reason)
+    }
+
+    /// A proof EF.SOD's signed list promises (DG14 or DG15 listed) whose data group the chip
+    /// would not give: what a copy of the data on a blank chip does, since it cannot copy the
+    /// private keys, and what anyone in the middle can answer without a key.
+    static func withheld(_ group: Int, answer: String) -> ChipProof {
+        ChipProof(method: group == 14 ? .chipAuthentication : .activeAuthentication, status: .failed, offered: true,
+                  reason: "EF.SOD's signed list names DG\(group), but the chip \(answer): a copy of the document's data on another chip does this")
     }
 }
 
@@ -157,11 +181,16 @@ public struct MRTDReport: Sendable {
     }
 
     /// A dump verified offline: passive authentication only; the chip is not there to prove itself.
+    /// A proof is offered when the dump holds its data group or EF.SOD lists it.
     public init(dump: MRTDDump, trust: TrustStore?, at time: Timestamp = .now) {
         let offline = "offline: the chip is not there to prove it"
-        self.init(verification: dump.verify(trust: trust, at: time),
-                  chipAuthentication: ChipProof(method: .chipAuthentication, status: .notVerified, offered: dump.dataGroups[14] != nil, reason: offline),
-                  activeAuthentication: ChipProof(method: .activeAuthentication, status: .notVerified, offered: dump.dataGroups[15] != nil, reason: offline),
+        let verification = dump.verify(trust: trust, at: time)
+        let listed = Set(verification.passiveAuthentication.securityObject?.dataGroupHashes.keys.map { $0 } ?? [])
+        self.init(verification: verification,
+                  chipAuthentication: ChipProof(method: .chipAuthentication, status: .notVerified,
+                                                offered: dump.dataGroups[14] != nil || listed.contains(14), reason: offline),
+                  activeAuthentication: ChipProof(method: .activeAuthentication, status: .notVerified,
+                                                  offered: dump.dataGroups[15] != nil || listed.contains(15), reason: offline),
                   live: false)
     }
 
@@ -171,12 +200,14 @@ public struct MRTDReport: Sendable {
     /// The data is what the issuer signed: hashes, signature and chain all verified.
     public var dataGenuine: Bool { passiveAuthentication.valid }
 
-    /// The chip is the document's own: a proof verified and none failed, the key it used vouched
-    /// for by passive authentication (DG14 or DG15 matched EF.SOD). A document that offers no
-    /// proof has none to give: `chipProofOffered` is false then, and this too.
+    /// The chip is the document's own: every proof the document offers was verified, and at
+    /// least one used a key vouched for by passive authentication (DG14 or DG15 matched EF.SOD).
+    /// One offered proof that failed, was refused, could not finish or was not asked for is
+    /// enough to leave the chip unproven (only the exit status tells the last apart). A document
+    /// that offers no proof has none to give: `chipProofOffered` is false then, and this too.
     public var chipGenuine: Bool {
         let proofs = [chipAuthentication, activeAuthentication]
-        guard !proofs.contains(where: { $0.status == .failed }) else { return false }
+        guard proofs.allSatisfy({ !$0.offered || $0.status == .verified }), !proofs.contains(where: { $0.status == .failed }) else { return false }
         return proofs.contains { proof in
             guard proof.status == .verified else { return false }
             let group = proof.method == .activeAuthentication ? 15 : 14
@@ -203,6 +234,16 @@ public struct MRTDReport: Sendable {
             out.append("\(proof.method): \(proof.reason)")
         }
         return out
+    }
+
+    /// The chip's proofs that keep a live read from being proven genuine, one line each:
+    /// offered, asked for, and not verified (failed, withheld, refused or unfinished). Empty
+    /// offline, where the chip cannot prove itself and nobody asked it to.
+    public var unprovenChipProofs: [String] {
+        guard live else { return [] }
+        return [chipAuthentication, activeAuthentication].filter(\.leavesChipUnproven).map { proof in
+            proof.status == .failed ? "\(proof.method): \(proof.reason)" : "\(proof.method) not proven: \(proof.reason)"
+        }
     }
 }
 
@@ -240,7 +281,11 @@ extension MRTDReader {
         progress?("EF.SOD", 1, 2)
         if case let .read(bytes) = try readFile(.sod) { dump.sod = bytes }
         var listed = Set((dump.com.flatMap { try? EFCOM(decoding: $0) }?.dataGroups) ?? [])
-        listed.formUnion((dump.sod.flatMap { try? DocumentSecurityObject(decoding: $0) }?.dataGroupHashes.keys).map(Array.init) ?? [])
+        // EF.SOD's list is signed (EF.COM's is not): a group it names is the issuer's word that
+        // the chip has it, and DG14 and DG15 are the chip's proofs (checked against the
+        // signature by passive authentication, after the read).
+        let signedList = Set((dump.sod.flatMap { try? DocumentSecurityObject(decoding: $0) }?.dataGroupHashes.keys).map(Array.init) ?? [])
+        listed.formUnion(signedList)
         let everyListed = listed
         if let wanted = request.dataGroups { listed.formIntersection(wanted) }
         // DG14 first: chip authentication's keys then carry everything else (Part 11 §7.1).
@@ -250,20 +295,29 @@ extension MRTDReader {
         var chipProof = ChipProof.notOffered(.chipAuthentication, "the document has no DG14 with a chip authentication key")
         var activeProof = ChipProof.notOffered(.activeAuthentication, "the document has no DG15")
         // Listed but left out by the request: offered, not proven (never "the document has none").
-        if everyListed.contains(14) && !listed.contains(14) {
-            chipProof = ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "DG14 was not read")
-        }
-        if everyListed.contains(15) && !listed.contains(15) {
-            activeProof = ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "DG15 was not read")
-        }
+        if everyListed.contains(14) && !listed.contains(14) { chipProof = .notAsked(.chipAuthentication, "DG14 was not read") }
+        if everyListed.contains(15) && !listed.contains(15) { activeProof = .notAsked(.activeAuthentication, "DG15 was not read") }
         var dg14: SecurityInfos?
         for (index, number) in order.enumerated() {
             guard let file = MRTDFile.dataGroup(number) else { continue }
             progress?(file.name, 2 + index, 2 + order.count)
+            let withheld: String
             switch try readFile(file) {
-            case let .read(bytes): dump.dataGroups[number] = bytes
-            case .protected: protected.append(number); continue
-            case .notFound: missing.append(number); continue
+            case let .read(bytes):
+                dump.dataGroups[number] = bytes
+                withheld = ""
+            case let .protected(sw):
+                protected.append(number)
+                withheld = "refuses to give it (\(sw))"
+            case .notFound:
+                missing.append(number)
+                withheld = "answers that it has no such file (6A 82)"
+            }
+            if !withheld.isEmpty {
+                if signedList.contains(number), number == 14 || number == 15 {
+                    if number == 14 { chipProof = .withheld(14, answer: withheld) } else { activeProof = .withheld(15, answer: withheld) }
+                }
+                continue
             }
             if number == 14 {
                 dg14 = try? SecurityInfos(dg14: dump.dataGroups[14] ?? [])
@@ -279,7 +333,7 @@ extension MRTDReader {
                 activeProof = try proveActive(dg15: aaKey, dg14: dg14)
                 if !channel.isSecured { result = try establishAccess(method(of: result), key: key) }
             } else {
-                activeProof = ChipProof(method: .activeAuthentication, status: .notVerified, offered: true, reason: "not asked for")
+                activeProof = .notAsked(.activeAuthentication, "not asked for")
             }
         }
         var used = statistics
@@ -303,9 +357,7 @@ extension MRTDReader {
         if let mapping = access.pace?.chipAuthenticationMapping {
             return try proveMapping(mapping, dg14: dg14, request: request, dump: &dump)
         }
-        guard request.chipAuthentication else {
-            return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "not asked for")
-        }
+        guard request.chipAuthentication else { return .notAsked(.chipAuthentication, "not asked for") }
         do {
             let ca = try performChipAuthentication(dg14: dg14)
             let algorithm = "\(ca.keyAgreement) \(ca.domainParameters), \(ca.cipher)"
@@ -346,9 +398,7 @@ extension MRTDReader {
             return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true,
                              reason: "PACE-CAM ran, but no ECDH chip authentication key was found to check its proof against")
         }
-        guard request.chipAuthentication else {
-            return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true, reason: "not asked for")
-        }
+        guard request.chipAuthentication else { return .notAsked(.chipAuthenticationMapping, "not asked for") }
         var lastError: MRTDProtocolError?
         for key in keys {
             do {

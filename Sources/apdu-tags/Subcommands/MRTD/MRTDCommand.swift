@@ -18,7 +18,8 @@ extension APDUCommand {
                 the chain to a CSCA with --trust, chip and active authentication when the chip offers them); 1 the chip \
                 refused (the MRZ or CAN is not this document's, PACE failed without --allow-bac-fallback, not a passport); \
                 64 usage (no key, an MRZ whose check digits do not hold); 65 the document is not proven genuine (a hash, \
-                the signature, the chain, chip or active authentication failed) or a file does not decode; 69 no reader or \
+                the signature, the chain, chip or active authentication failed or could not run where EF.SOD lists DG14 or DG15) \
+                or a file does not decode; 69 no reader or \
                 card; 74 the card was removed or the exchange failed. See docs/mrtd.md.
                 """,
             subcommands: [MRTDInfo.self, MRTDRead.self, MRTDVerify.self])

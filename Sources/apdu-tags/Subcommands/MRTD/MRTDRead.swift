@@ -17,7 +17,8 @@ extension APDUCommand {
                 Opens the chip with PACE when it offers it (else BAC), reads EF.COM, EF.SOD and every data group they list \
                 (DG3/DG4 are reported as protected: they need terminal authentication), runs chip authentication (DG14) \
                 and active authentication (DG15), and verifies every data group's hash, the Document Signer's signature \
-                and, with --trust, its chain to a CSCA. The document is called genuine only when every step holds.
+                and, with --trust, its chain to a CSCA. The document is called genuine only when every step holds: a chip that \
+                withholds DG14 or DG15 while EF.SOD lists them is a copy of the data on another chip, not the document.
 
                 The key: --mrz (the printed lines; check digits verified), --document-number with --birth and --expiry, or \
                 --can; from a file with --mrz-file/--can-file, or from $APDU_MRTD_MRZ/$APDU_MRTD_CAN, so that it stays out \
@@ -26,7 +27,8 @@ extension APDUCommand {
 
                 Exit codes: 0 read and proven as far as asked; 1 the chip refused (not this document's key, PACE failed \
                 without --allow-bac-fallback, no face with --face); 64 usage; 65 not proven genuine (a hash, the \
-                signature, the chain, chip or active authentication failed); 69 no reader or card; 74 card removed or I/O.
+                signature, the chain, chip or active authentication failed, or a proof EF.SOD's list offers was withheld, refused \
+                or could not finish); 69 no reader or card; 74 card removed or I/O.
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions

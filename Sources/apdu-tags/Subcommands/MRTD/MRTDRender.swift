@@ -34,15 +34,14 @@ struct MRTDView {
 
     /// Why the document is not proven as far as asked, one line each; empty for exit 0. The
     /// chain counts only with `--trust`; a step that could not run (no EF.SOD, no data group) is
-    /// not a proof either.
+    /// not a proof either, and neither is a chip proof the document offers that failed, was
+    /// withheld or refused, or could not finish (one left out with `--no-…` was not asked for).
     var unproven: [String] {
         var out: [String] = []
         if passive.hashes.status != .verified { out.append("data group hashes: \(passive.hashes.reason)") }
         if passive.signature.status != .verified { out.append("signature: \(passive.signature.reason)") }
         if trustGiven && passive.chain.status != .verified { out.append("certificate chain: \(passive.chain.reason)") }
-        for proof in [report.chipAuthentication, report.activeAuthentication] where proof.status == .failed {
-            out.append("\(proof.method): \(proof.reason)")
-        }
+        out += report.unprovenChipProofs
         for (_, result) in verification.dataGroups.sorted(by: { $0.key < $1.key }) {
             if case let .failure(error) = result { out.append(error.description) }
         }
@@ -142,9 +141,16 @@ struct MRTDView {
         if passive.hashes.status != .verified { why.append("the data group hashes are \(passive.hashes.status == .failed ? "wrong" : "not checked")") }
         if passive.signature.status != .verified { why.append("the signature is \(passive.signature.status == .failed ? "wrong" : "not checked")") }
         if passive.chain.status != .verified { why.append(passive.chain.status == .failed ? "the chain to a CSCA does not hold" : "the chain to a CSCA is not checked\(trustGiven ? "" : " (no --trust)")") }
-        if report.chipAuthentication.status == .failed || report.activeAuthentication.status == .failed { why.append("the chip failed to prove it is the document's own") }
+        let proofs = [report.chipAuthentication, report.activeAuthentication]
+        if proofs.contains(where: { $0.status == .failed }) { why.append("the chip failed to prove it is the document's own") }
         else if report.chipProofOffered && !report.chipGenuine { why.append(report.live ? "the chip did not prove it is the document's own" : "the chip cannot prove itself offline") }
-        let mark = unproven.isEmpty ? Style.warning.paint("– not proven genuine") : Style.error.paint("✗ NOT genuine")
+        // ✗ when a step ran and failed, or the data itself is unproven (no EF.SOD, hashes or
+        // signature unchecked); – when what is missing is a chain not checked or a chip proof
+        // that could not run.
+        let dataUnproven = passive.hashes.status != .verified || passive.signature.status != .verified
+        let failed = passive.chain.status == .failed || proofs.contains { $0.status == .failed }
+            || verification.dataGroups.values.contains { if case .failure = $0 { return true }; return false }
+        let mark = dataUnproven || failed ? Style.error.paint("✗ NOT genuine") : Style.warning.paint("– not proven genuine")
         return "\(mark): " + why.joined(separator: "; ")
     }
 
