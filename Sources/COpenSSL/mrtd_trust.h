@@ -57,4 +57,26 @@ static inline void apdu_mrtd_accept_explicit_curves(X509_STORE_CTX *ctx) {
     X509_STORE_CTX_set_verify_cb(ctx, apdu_mrtd_verify_callback);
 }
 
+/// RFC 5280 §6.1.1 makes a trust anchor a name and a public key; the authority key identifier
+/// helps find a path (§4.2.1.1) and does not veto one. libcrypto's X509_check_issued refuses a
+/// candidate whose subject key identifier, or issuer and serial, differ from `x`'s authority key
+/// identifier (a link certificate with the CSCA's name and key, where the identifier names the
+/// self-signed CSCA). This accepts such a candidate when it may sign certificates and its key
+/// verifies `x`'s signature; every other refusal stands.
+static inline int apdu_mrtd_check_issued_by_name_and_key(X509_STORE_CTX *ctx, X509 *x, X509 *issuer) {
+    (void)ctx;
+    int result = X509_check_issued(issuer, x);
+    if (result == X509_V_OK) return 1;
+    if (result != X509_V_ERR_AKID_SKID_MISMATCH && result != X509_V_ERR_AKID_ISSUER_SERIAL_MISMATCH) return 0;
+    if ((X509_get_key_usage(issuer) & KU_KEY_CERT_SIGN) == 0) return 0;
+    EVP_PKEY *key = X509_get0_pubkey(issuer);
+    int verified = key != NULL && X509_verify(x, key) == 1;
+    ERR_clear_error();
+    return verified;
+}
+
+static inline void apdu_mrtd_match_issuers_by_name_and_key(X509_STORE *store) {
+    X509_STORE_set_check_issued(store, apdu_mrtd_check_issued_by_name_and_key);
+}
+
 #endif

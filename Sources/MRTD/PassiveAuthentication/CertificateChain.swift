@@ -4,6 +4,12 @@
 // needs to be self-signed (X509_V_FLAG_PARTIAL_CHAIN). Keys with explicit EC domain parameters
 // are accepted (Part 12 and BSI TR-03110 prescribe them; OpenSSL 3 refuses them by default), and
 // X.509 strict mode is off for the same reason. Revocation (CRLs) is not checked.
+//
+// An anchor is a name and a key (RFC 5280 §6.1.1): the path is first built as libcrypto builds
+// it, the authority key identifier choosing the issuer; only when no issuer is found that way is
+// it built again accepting an anchor or CA certificate whose name is the issuer's and whose key
+// verifies the signature, though the identifier names another certificate (a link certificate
+// given without the self-signed CSCA it shares name and key with). The outcome says so.
 internal import COpenSSL
 
 enum CertificateChain {
@@ -15,6 +21,9 @@ enum CertificateChain {
         var reason: String
         /// libcrypto's X509_V_ERR_… code, 0 when valid.
         var errorCode: Int32
+        /// Set when the path holds only by name and key: an issuer the authority key identifier
+        /// does not name.
+        var note: String?
     }
 
     /// Validates `leaf` up to one of `anchors` at `time` (validity periods not checked when nil).
@@ -23,8 +32,23 @@ enum CertificateChain {
         guard !anchors.isEmpty else {
             return Outcome(valid: false, path: [leaf], reason: "no trusted certificate to chain to", errorCode: -1)
         }
+        let strict = run(leaf, intermediates: intermediates, anchors: anchors, at: time, names: names, byNameAndKey: false)
+        guard !strict.valid, strict.errorCode == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || strict.errorCode == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT else {
+            return strict
+        }
+        var lenient = run(leaf, intermediates: intermediates, anchors: anchors, at: time, names: names, byNameAndKey: true)
+        guard lenient.valid || lenient.errorCode != strict.errorCode else { return strict }
+        let issued = lenient.path.count > 1 ? lenient.path[1].subject : "a trusted certificate"
+        lenient.note = "the path holds by name and key (RFC 5280 §6.1.1): \(issued) has the issuer's name and its key verifies the signature, "
+            + "though the authority key identifier names another certificate"
+        return lenient
+    }
+
+    private static func run(_ leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at time: Timestamp?, names: [String],
+                            byNameAndKey: Bool) -> Outcome {
         guard let store = X509_STORE_new() else { return failure(leaf, "libcrypto could not allocate a certificate store") }
         defer { X509_STORE_free(store) }
+        if byNameAndKey { apdu_mrtd_match_issuers_by_name_and_key(store) }
         for anchor in anchors where X509_STORE_add_cert(store, anchor.x509) != 1 {
             ERR_clear_error()  // a duplicate certificate: already an anchor
         }

@@ -26,10 +26,35 @@ public struct DocumentSecurityObject: Sendable, Hashable {
     public var certificateErrors: [String]
     /// The signingTime signed attribute, when present.
     public var signingTime: Timestamp?
+    /// The encapsulated content's type, dotted: `2.23.136.1.1.1` (id-icao-mrtd-security-
+    /// ldsSecurityObject) as ICAO 9303-10 asks, or one of ``legacyContentTypes``.
+    public var contentType: String
 
     let signedData: SignedData
 
     static let ldsSecurityObjectType = "2.23.136.1.1.1"
+
+    /// Content types real issuers wrote in place of id-icao-mrtd-security-ldsSecurityObject,
+    /// accepted when the content is an LDSSecurityObject and a signed content-type attribute
+    /// names the same type (passive authentication checks the attribute): the OID and its name.
+    /// The list is the one gmrtd's document/sod.go (`isValidEContentType`) accepts: id-data in
+    /// Chinese passports, an early ICAO arc on Belgian and French documents, and Sdu's (the Dutch
+    /// document maker's) own.
+    public static let legacyContentTypes: [String: String] = [
+        "1.2.840.113549.1.7.1": "id-data",
+        "1.3.27.1.1.1": "the early ICAO LDS security object arc",
+        "1.2.528.1.1006.1.20.1": "Sdu Identification's LDS security object",
+    ]
+
+    /// Whether the content type is the one ICAO 9303-10 asks for.
+    public var hasStandardContentType: Bool { contentType == Self.ldsSecurityObjectType }
+
+    /// One line for the report when the content type is a legacy one; nil for the standard type.
+    public var contentTypeNote: String? {
+        guard !hasStandardContentType else { return nil }
+        let name = Self.legacyContentTypes[contentType].map { "\($0) (\(contentType))" } ?? contentType
+        return "EF.SOD content type \(name), as some issuers write it (ICAO 9303-10 asks for id-icao-mrtd-security-ldsSecurityObject)"
+    }
 
     /// Decodes EF.SOD as read from the chip (tag `77`), or the bare ContentInfo. BER indefinite
     /// lengths are accepted (US passports use them: proxmark3 PR #1145).
@@ -43,10 +68,12 @@ public struct DocumentSecurityObject: Sendable, Hashable {
             root = inner
         }
         let signedData = try SignedData(contentInfo: root, "EF.SOD")
-        guard signedData.contentType == DocumentSecurityObject.ldsSecurityObjectType else {
+        guard signedData.contentType == DocumentSecurityObject.ldsSecurityObjectType
+            || DocumentSecurityObject.legacyContentTypes[signedData.contentType] != nil else {
             throw SecurityObjectError(.format, "EF.SOD signs content of type \(signedData.contentType), not an LDSSecurityObject (2.23.136.1.1.1)")
         }
         self.signedData = signedData
+        contentType = signedData.contentType
         // LDSSecurityObject ::= SEQUENCE { version, hashAlgorithm, dataGroupHashValues
         // SEQUENCE OF { dataGroupNumber, dataGroupHashValue }, ldsVersionInfo OPTIONAL }
         let fields = try ASN1Tree.sequence(ASN1Tree.parse(signedData.content[...], "the LDSSecurityObject"), "the LDSSecurityObject")

@@ -162,11 +162,23 @@ public enum PassiveAuthentication {
         let check = SignerCheck(sod.signedData, certificates: sod.certificates, more: anchors, what: "EF.SOD")
         var notes = check.notes
         notes += sod.certificateErrors.map { "a certificate in EF.SOD does not parse: \($0)" }
+        var failure = check.failure
+        var verified = check.verified
+        if let note = sod.contentTypeNote {
+            notes.append(note)
+            // A legacy type only counts when the signer vouched for it in a content-type
+            // attribute (SignerCheck fails one that names another type).
+            if sod.signedData.signerInfos.first?.signedAttributesAsWritten == nil {
+                verified = false
+                failure = failure ?? "EF.SOD's content type \(sod.contentType) is not the LDSSecurityObject's, and no signed content-type attribute vouches for it"
+            }
+        }
         let signature = SignatureVerdict(
-            status: check.verified ? .verified : .failed, scheme: check.scheme, digestAlgorithm: check.digest,
+            status: verified ? .verified : .failed, scheme: check.scheme, digestAlgorithm: check.digest,
             messageDigestMatches: check.messageDigestMatches, signer: check.signer?.summary, signingTime: check.signingTime,
             notes: notes,
-            reason: check.failure ?? "\(check.scheme.map { "\($0)" } ?? "signature") by \(check.signer?.subject ?? "the Document Signer") verifies")
+            reason: failure ?? "\(check.scheme.map { "\($0)" } ?? "signature") by \(check.signer?.subject ?? "the Document Signer") verifies"
+                + (sod.contentTypeNote.map { "; \($0)" } ?? ""))
         let chain = checkChain(signer: check.signer, others: sod.certificates, anchors: anchors, signingTime: check.signingTime, at: time)
         return PassiveAuthenticationResult(hashes: hashes, signature: signature, chain: chain, securityObject: sod)
     }
@@ -226,7 +238,7 @@ public enum PassiveAuthentication {
         if outcome.valid {
             let anchor = outcome.path.last.map { $0.subject } ?? "a CSCA"
             return ChainVerdict(status: .verified, checkedAt: time, path: outcome.path.map(\.summary),
-                                reason: "the Document Signer chains to \(anchor), valid at \(time)")
+                                reason: "the Document Signer chains to \(anchor), valid at \(time)" + (outcome.note.map { "; \($0)" } ?? ""))
         }
         var atSigning: ChainVerdict.SigningTimeCheck?
         if CertificateChain.isTimeError(outcome.errorCode) {
