@@ -44,10 +44,10 @@ struct SUNServerCommand: AsyncParsableCommand {
     @Option(help: "Answer every verdict with a 302 to this URL, the verdict in its query.")
     var redirect: String?
 
-    @Option(help: "Requests a second per client address (0: no limit).")
+    @Option(help: "Requests a second per client address, 0.001 to 1000000 (0: no limit).")
     var rateLimit: Double = 100
 
-    @Option(help: "Requests a client address may send at once before the rate applies.")
+    @Option(help: "Requests a client address may send at once before the rate applies, 1 to 1000000.")
     var rateBurst: Double = 200
 
     @Option(help: "Take the client address from the last entry of this header (e.g. X-Forwarded-For behind a load balancer).")
@@ -89,7 +89,10 @@ struct SUNServerCommand: AsyncParsableCommand {
             }
             c.options.redirect = redirect
         }
-        guard rateLimit >= 0, rateBurst >= 1 else { throw ValidationError("--rate-limit must be 0 or more and --rate-burst 1 or more") }
+        guard rateLimit == 0 || RateLimiter.rates.contains(rateLimit) else {
+            throw ValidationError("--rate-limit: 0 (no limit) or 0.001 to 1000000 requests a second")
+        }
+        guard RateLimiter.bursts.contains(rateBurst) else { throw ValidationError("--rate-burst: 1 to 1000000 requests") }
         c.options.rateLimit = rateLimit > 0 ? (rateLimit, rateBurst) : nil
         c.options.clientAddressHeader = clientAddressHeader
         guard (256...65536).contains(maxUrlBytes) else { throw ValidationError("--max-url-bytes: 256 to 65536") }

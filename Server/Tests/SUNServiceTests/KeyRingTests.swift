@@ -72,6 +72,17 @@ struct RateLimiterTests {
         #expect(limiter.allow("a", now: t0 + .milliseconds(160)))
     }
 
+    @Test("Rates and bursts out of bounds are held to them: a flood of addresses never traps (1e-30 once overflowed the refill)")
+    func boundedArithmetic() {
+        for (rate, burst) in [(1e-30, 1e30), (0, 1), (.nan, .nan), (.infinity, .infinity), (-1, -5), (1e300, 1e-300)] {
+            let limiter = RateLimiter(rate: rate, burst: burst, maximumAddresses: 10)
+            #expect(RateLimiter.rates.contains(limiter.rate) && RateLimiter.bursts.contains(limiter.burst))
+            let t0 = ContinuousClock.now
+            for i in 0..<50 { _ = limiter.allow("a\(i)", now: t0 + .milliseconds(i)) }
+            #expect(limiter.allow("fresh", now: t0 + .seconds(1)), "a fresh address has its burst")
+        }
+    }
+
     @Test("A flood of addresses is bounded: quiet buckets are dropped")
     func bounded() {
         let limiter = RateLimiter(rate: 1000, burst: 1, maximumAddresses: 100)

@@ -218,6 +218,11 @@ struct ServerTests {
         #expect(r.status == 65 && r.stderr.contains("fileReadKey") && !r.stderr.contains(metaKey))
         r = try runServer(["--keys", keys, "--database", db, "--listen", "nonsense"])
         #expect(r.status == 64)
+        for (option, value) in [("--rate-limit", "1e-30"), ("--rate-limit", "-1"), ("--rate-limit", "nan"), ("--rate-limit", "inf"),
+                                ("--rate-burst", "0.5"), ("--rate-burst", "1e30")] {
+            r = try runServer(["--keys", keys, "--database", db, "--listen", "127.0.0.1:0", option, value])
+            #expect(r.status == 64 && r.stderr.contains(option), "\(option) \(value): \(r.stderr)")
+        }
         // SQLite is for one instance: a second server on the same file is refused.
         let first = try ServerProcess(keys: keys, database: db, scratch: scratch)
         r = try runServer(["--keys", keys, "--database", db, "--listen", "127.0.0.1:0"])
