@@ -13,11 +13,12 @@ package enum APDUCommand {
         74 card I/O failed, 75 timeout or sharing violation, 77 refused by policy. See docs/cli.md.
         """
 
-    /// The commands that touch no tag family: status words, APDUs, readers, NDEF offline. The
+    /// The commands that touch no tag family: status words, APDUs and APDU scripts, readers,
+    /// NDEF offline (a script's tag lines go through `ScriptTagLines`, set only in `apdu-tags`). The
     /// `apdu` executable holds these and nothing of NFCTags, TagReader, MRTD or the emulators,
     /// so the Swift runtime's conformance scans at its start cover only them.
     package static let coreCommands: [any ParsableCommand.Type] = [
-        Readers.self, Send.self, Select.self, ATRCommand.self, SW.self, Ndef.self, ReaderControlCommand.self, DoctorCommand.self,
+        Readers.self, Send.self, Script.self, Select.self, ATRCommand.self, SW.self, Ndef.self, ReaderControlCommand.self, DoctorCommand.self,
     ]
 
     /// The command `name` (its name or an alias) among `commands`.

@@ -12,6 +12,7 @@ enum Main {
             for line in BuildInfo.versionLines { Terminal.print(line) }
             return
         }
+        ScriptTagFrames.install()
         AllCommands.main()
     }
 }
@@ -23,9 +24,9 @@ struct AllCommands: ParsableCommand {
         subcommands: tree(for: Array(CommandLine.arguments.dropFirst())))
 
     /// The commands that are no family's, in the order the help lists them: the core ones
-    /// (`APDUCommand.coreCommands`, which `apdu` runs itself) and those that need the families:
-    /// watch and script (which name a tag's kind and send its commands), the NDEF commands every
-    /// family serves, the emulator, SUN verification.
+    /// (`APDUCommand.coreCommands`, which `apdu` runs itself; `script` hands over only scripts
+    /// with tag lines) and those that need the families: watch (which names a tag's kind), the
+    /// NDEF commands every family serves, the emulator, SUN verification.
     static let generalCommands: [any ParsableCommand.Type] = [
         APDUCommand.Readers.self, APDUCommand.Watch.self, APDUCommand.Send.self, APDUCommand.Script.self, APDUCommand.Select.self,
         APDUCommand.ATRCommand.self, APDUCommand.SW.self, APDUCommand.Ndef.self, APDUCommand.NdefRead.self, APDUCommand.NdefWrite.self,

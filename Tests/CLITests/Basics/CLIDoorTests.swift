@@ -3,11 +3,12 @@
 import Foundation
 import Testing
 import TestSupport
+import VirtualCard
 
 @Suite("apdu runs the core commands and hands the rest to apdu-tags")
 struct CLIDoorTests {
     /// The commands `apdu` runs itself (APDUCommand.coreCommands).
-    static let coreCommands = ["readers", "send", "select", "atr", "sw", "ndef", "reader-control", "doctor"]
+    static let coreCommands = ["readers", "send", "script", "select", "atr", "sw", "ndef", "reader-control", "doctor"]
 
     var tagsBinary: String { URL(fileURLWithPath: apduBinary).deletingLastPathComponent().appendingPathComponent("apdu-tags").path }
 
@@ -25,7 +26,7 @@ struct CLIDoorTests {
     func forwarded() throws {
         let help = try runAPDU(["--help"])
         #expect(help.status == 0)
-        for name in Self.coreCommands + ["ndef-read", "ntag424", "mrtd", "desfire", "emulate", "watch", "script"] {
+        for name in Self.coreCommands + ["ndef-read", "ntag424", "mrtd", "desfire", "emulate", "watch"] {
             #expect(help.stdout.contains("  \(name) "), "\(name) missing from apdu --help")
         }
         #expect(try runAPDU([]).stdout == help.stdout)
@@ -53,6 +54,23 @@ struct CLIDoorTests {
         #expect(family.status == 69)
         #expect(family.stderr.split(separator: "\n").count == 1 && family.stderr.contains("apdu-tags"), "\(family.stderr)")
         #expect(!family.stderr.contains("Fatal error"))
+    }
+
+    @Test("apdu alone runs a plain APDU script (no second process); one with tag lines needs apdu-tags, a one-line 69 before anything is sent")
+    func aloneScript() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("apdu-door-script-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let lone = dir.appendingPathComponent("apdu").path
+        try FileManager.default.copyItem(atPath: apduBinary, toPath: lone)
+        let card = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(card) { inserted in
+            let plain = try runProgram(lone, ["script", "-r", inserted.reader, "-"], stdin: "00A4040006F06170647501 => 9000\n00 EE 00 00 02 CA FE => 9000\n")
+            #expect(plain.status == 0 && plain.stdout.contains("< CA FE 90 00"), "\(plain.stdout)\(plain.stderr)")
+            let tagged = try runProgram(lone, ["script", "-r", inserted.reader, "-"], stdin: "00A4040006F06170647501 => 9000\ntag 3000\n")
+            #expect(tagged.status == 69 && tagged.stderr.contains("apdu-tags") && tagged.stderr.split(separator: "\n").count == 1, "\(tagged.stderr)")
+            #expect(tagged.stdout.isEmpty, "nothing was sent: \(tagged.stdout)")
+        }
     }
 
     /// What keeps `apdu`'s start-up independent of the families: the Swift runtime scans every

@@ -90,6 +90,30 @@ struct CLINativeCommandTests {
         }
     }
 
+    @Test("script tag lines: apdu hands the script to apdu-tags, standard input and file alike; answers, expectations and the session's end", arguments: readers)
+    func scriptTagLines(_ dialect: ContactlessReader.Dialect) async throws {
+        let (card, tag) = reader(dialect, .twoSectorT2T)
+        let script = "# a tag's own frames\ntag 3000 => data\ntag A2 05 11223344 => ack\ntag 3005 => data\n"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tag-script-\(UUID()).apdu").path
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try await withInsertedCard(card) { inserted in
+            // Standard input read by apdu (to find the tag lines) reaches apdu-tags whole.
+            let piped = try runAPDU(["script", "--json", "-r", inserted.reader, "-"], stdin: script)
+            #expect(piped.status == 0, "\(piped.stderr)")
+            let steps = try #require((try piped.json() as? [String: Any])?["steps"] as? [[String: Any]])
+            #expect(steps.map { $0["line"] as? Int } == [2, 3, 4] && steps.map { $0["answer"] as? String } == ["data", "ack", "data"])
+            #expect((steps[2]["bytes"] as? String)?.hasPrefix("11223344") == true, "\(steps[2])")
+            #expect(Array(tag.contents[20..<24]) == [0x11, 0x22, 0x33, 0x44])
+            let text = try runAPDU(["script", "-r", inserted.reader, file])
+            #expect(text.status == 0 && text.stdout.contains("tag> A2 05 11 22 33 44") && text.stdout.contains("tag< ACK"), "\(text.stdout)\(text.stderr)")
+            // An expectation the tag does not meet: exit 1 naming the line, from apdu-tags.
+            let wrong = try runAPDU(["script", "-r", inserted.reader, "-"], stdin: "tag 3000 => ack\n")
+            #expect(wrong.status == 1 && wrong.stderr.contains("line 1: the tag answered") && wrong.stderr.contains("expected ack"), "\(wrong.stderr)")
+            #expect(!card.sessionOpen)
+        }
+    }
+
     @Test("a card pulled inside a transparent session: a one-line I/O error; the next command opens a fresh session")
     func pullInsideSession() async throws {
         let (card, _) = reader(.transparent)

@@ -1,18 +1,16 @@
 // `apdu script`: a scriptor-format APDU script run with its expected status words and tag
-// frames.
-import APDUCommandLine
+// frames. A core command: `apdu` runs a plain APDU script itself (no second process, no tag
+// family loaded) and hands one with `tag` lines to `apdu-tags`, which holds the raw paths.
 import ArgumentParser
-import Dispatch
+import CardReaders
 import FoundationEssentials
 import Glibc
 import ISO7816
-import NFCTags
 import PCSC
-import TagReader
 
 extension APDUCommand {
-    struct Script: ParsableCommand {
-        static let configuration = CommandConfiguration(
+    package struct Script: ParsableCommand {
+        package static let configuration = CommandConfiguration(
             commandName: "script",
             abstract: "Run a scriptor-format APDU script, checking optional expected status words.",
             discussion: """
@@ -37,10 +35,15 @@ extension APDUCommand {
         @Argument(help: ArgumentHelp("The script file, or - for standard input.", valueName: "file"))
         var file: String
 
-        func load() throws -> APDUScript {
+        package init() {}
+
+        /// The script, and what was read from standard input (for `-`), to hand on with it.
+        func load() throws -> (script: APDUScript, standardInput: [UInt8]?) {
             let text: String
+            var standardInput: [UInt8]?
             if file == "-" {
                 guard let input = StandardStream.standardInput.readToEnd() else { throw Failure(.usage, "cannot read the script from standard input") }
+                standardInput = input
                 text = TextInput.normalized(input)
             } else {
                 guard let data = FileManager.default.contents(atPath: file) else {
@@ -55,14 +58,19 @@ extension APDUCommand {
             guard !script.steps.isEmpty else {
                 throw Failure(.badData, "\(Terminal.safe(file)): no APDU to send (the script is empty or all comments)")
             }
-            return script
+            return (script, standardInput)
         }
 
-        func run() throws {
+        package func run() throws {
             // Thousands of lines: gathered into few writes when nobody watches them live.
             Terminal.batch()
             try reportingFailures {
-                let script = try load()
+                let (script, standardInput) = try load()
+                let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
+                guard !hasTagSteps || ScriptTagLines.open != nil else {
+                    // Tag lines need a family's raw path: `apdu-tags` runs the script, nothing sent here.
+                    FamilyDoor.run(CommandLine.arguments, standardInput: standardInput)
+                }
                 let policy = try allowlist.policy()
                 if let policy {
                     for case let .apdu(command, _, line) in script.steps {
@@ -78,21 +86,21 @@ extension APDUCommand {
                 var annotations: [StatusWord: String] = [:]
                 var steps: [JSON] = []
                 var mismatches: [String] = []
-                let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
                 let reader = try readerOptions.withCard(transaction: hasTagSteps) { reader, card in
                 let transport = APDUTransport(channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                                               selectPolicy: policy, observer: traceOptions.observer)
                 // The raw path, opened at the first tag line; its session ends before a reset and at the end.
-                var commands: TagCommandChannel?
-                defer { commands?.endSession() }
+                var commands: (any ScriptTagChannel)?
+                defer { commands?.end() }
                 for step in script.steps {
                     switch step {
                     case let .tag(frame, expect, line):
-                        if commands == nil { commands = try TagCommandChannel.open(transport: transport, readerName: reader) }
-                        let answer = try commands!.transceive(frame, secretFrom: frame.first == 0x1B && !showSecrets ? 1 : nil)
+                        guard let open = ScriptTagLines.open else { throw Failure(.unavailable, "line \(line): tag lines run in \(FamilyDoor.executableName)") }
+                        if commands == nil { commands = try open(transport, reader) }
+                        let answer = try commands!.transceive(frame, showSecrets: showSecrets)
                         let ok = expect.map { $0.contains(answer.kind) } ?? true
                         if json {
-                            guard case var .object(members) = Transceive.json(frame, answer, showSecrets: showSecrets) else { continue }
+                            var members = answer.json
                             members.insert(("line", .int(line)), at: 0)
                             if let expect {
                                 members.append(("expected", .array(expect.map { .string($0.rawValue) })))
@@ -100,15 +108,15 @@ extension APDUCommand {
                             }
                             steps.append(.object(members))
                         } else {
-                            Terminal.print("tag> " + Transceive.shown(frame, showSecrets: showSecrets))
-                            Terminal.print("tag< " + Transceive.text(answer) + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
+                            Terminal.print("tag> " + answer.frame)
+                            Terminal.print("tag< " + answer.text + (ok ? "" : "  " + Style.error.paint("MISMATCH")))
                         }
                         if !ok {
-                            mismatches.append("line \(line): the tag answered \(answer); expected \((expect ?? []).map(\.rawValue).joined(separator: " or "))")
+                            mismatches.append("line \(line): the tag answered \(answer.summary); expected \((expect ?? []).map(\.rawValue).joined(separator: " or "))")
                             if !keepGoing { break }
                         }
                     case let .reset(line):
-                        commands?.endSession()
+                        commands?.end()
                         commands = nil
                         try card.reconnect(initialization: .reset)
                         if json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
