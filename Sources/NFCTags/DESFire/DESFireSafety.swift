@@ -107,7 +107,9 @@ extension DESFireCard {
             case (.clearRecords, .linearRecord), (.clearRecords, .cyclicRecord):
                 try clearRecordFile(file)
             default:
-                throw DESFireError(.parameterError, "\(change.name) does not apply to a \(settings.type) file; nothing was sent")
+                let takes = DESFireFileChange.commands(for: settings.type)
+                throw DESFireError(.parameterError, "\(change.name) does not apply to a \(settings.type) file"
+                    + (takes.isEmpty ? "" : " (it takes \(takes.joined(separator: " or ")))") + "; nothing was sent")
             }
         } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
             // Refused by the card (or before sending): nothing changed, nothing to commit.
@@ -149,7 +151,28 @@ extension DESFireCard {
 }
 
 extension DESFireFileChange {
-    var name: String {
+    /// Whether a file of `type` takes this change.
+    public func applies(to type: DESFireFileSettings.FileType) -> Bool {
+        switch (self, type) {
+        case (.data, .standardData), (.data, .backupData): return true
+        case (.credit, .value), (.debit, .value), (.limitedCredit, .value): return true
+        case (.record, .linearRecord), (.record, .cyclicRecord), (.clearRecords, .linearRecord), (.clearRecords, .cyclicRecord): return true
+        default: return false
+        }
+    }
+
+    /// The commands that change a file of `type` (none for a transaction MAC file).
+    public static func commands(for type: DESFireFileSettings.FileType) -> [String] {
+        switch type {
+        case .standardData, .backupData: return ["WriteData"]
+        case .value: return ["Credit", "Debit", "LimitedCredit"]
+        case .linearRecord, .cyclicRecord: return ["WriteRecord", "ClearRecordFile"]
+        case .transactionMAC: return []
+        }
+    }
+
+    /// The command that makes this change.
+    public var name: String {
         switch self {
         case .data: return "WriteData"
         case .credit: return "Credit"

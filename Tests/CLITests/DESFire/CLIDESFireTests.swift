@@ -80,6 +80,13 @@ struct CLIDESFireTests {
                 return
             }
             #expect(record.status == 0 && records.records.last == [0xCA, 0xFE, 0xF0, 0x0D], "\(record.stderr)")
+            // The option that does not fit the file's type names the ones that do, before anything is written.
+            let misfit = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "3", "--data", "CAFEF00D", "-r", r])
+            #expect(misfit.status == 64 && misfit.stderr.contains("--data does not apply to file 3") && misfit.stderr.contains("give --new-record"), "\(misfit.stderr)")
+            #expect(misfit.stderr.split(separator: "\n").count == 1)
+            let valueMisfit = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "2", "--new-record", "00", "-r", r], environment: appKey)
+            #expect(valueMisfit.status == 64 && valueMisfit.stderr.contains("give --credit, --debit or --limited-credit"), "\(valueMisfit.stderr)")
+            if case let .linearRecord(after)? = card.image.application(0xF00001)?.file(3)?.content { #expect(after == records, "nothing was written") }
 
             // Another key, proved, the cryptogram redacted in the trace.
             let newKey = "0F1E2D3C4B5A69788796A5B4C3D2E1F0"

@@ -14,7 +14,8 @@ extension APDUCommand {
                 partly written). Backup data, value and record files keep their old contents until CommitTransaction, which \
                 this command sends after the change: the output says whether the change was committed. A card pulled before \
                 the commit keeps the old contents (the chip's guarantee). The mode (plain, MAC, full) follows the file's \
-                settings; every MAC and CRC on the answers is checked.
+                settings; every MAC and CRC on the answers is checked. An option that does not fit the file's type \
+                (--data on a record file) is refused before anything is sent, naming the options that do (exit 64).
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -77,6 +78,10 @@ extension APDUCommand {
                     try card.selectApplication(aid)
                     if let key { try card.authenticate(keyNumber: key.number, key: key.key, scheme: keyOptions.auth) }
                     let settings = try card.fileSettings(file)
+                    guard change.applies(to: settings.type) else {
+                        throw Failure(.usage, "\(Self.option(of: change)) does not apply to file \(file) of \(aid), a \(settings.type) file: "
+                            + "\(Self.options(for: settings.type)); nothing was sent")
+                    }
                     guard key != nil || settings.access.freeWrite else {
                         throw Failure(.unexpected, "file \(file) of \(aid) is written with \(settings.access.write) or read-write \(settings.access.readWrite): give --key; nothing was written")
                     }
@@ -90,6 +95,28 @@ extension APDUCommand {
                 }
                 let how = receipt.type.isTransactional ? "committed (CommitTransaction)" : "written (a standard data file takes writes at once)"
                 Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(how)")
+            }
+        }
+
+        /// The option that asked for `change`.
+        static func option(of change: DESFireFileChange) -> String {
+            switch change {
+            case .data: return "--data"
+            case .credit: return "--credit"
+            case .debit: return "--debit"
+            case .limitedCredit: return "--limited-credit"
+            case .record: return "--new-record"
+            case .clearRecords: return "--clear"
+            }
+        }
+
+        /// What this command offers for a file of `type`.
+        static func options(for type: DESFireFileSettings.FileType) -> String {
+            switch type {
+            case .standardData, .backupData: return "give --data (with --offset)"
+            case .value: return "give --credit, --debit or --limited-credit"
+            case .linearRecord, .cyclicRecord: return "give --new-record (a record to add; --offset places the bytes within it) or --clear"
+            case .transactionMAC: return "a transaction MAC file is written by the card alone"
             }
         }
     }
