@@ -69,13 +69,19 @@ public func runProgram(_ path: String, _ arguments: [String], environment: [Stri
         stdoutData: outData)
 }
 
-/// Starts `apdu` in the background (for `emulate`, `watch`).
-public func startAPDU(_ arguments: [String]) throws -> Process {
+/// Starts `apdu` in the background (for `emulate`, `watch`); its standard error goes to
+/// `errorLog` when given (the emulator's start line), else nowhere.
+public func startAPDU(_ arguments: [String], errorLog: String? = nil) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: apduBinary)
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+    if let errorLog {
+        FileManager.default.createFile(atPath: errorLog, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errorLog)
+    } else {
+        process.standardError = FileHandle.nullDevice
+    }
     try process.run()
     return process
 }

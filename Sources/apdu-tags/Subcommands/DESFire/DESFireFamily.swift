@@ -9,6 +9,7 @@ extension DESFireCard.Generation: ExpressibleByArgument {}
 struct DESFireFamily: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.DESFire.self }
     static let choosingFlags = ["--desfire"]
+    static var emulateForm: any EmulateForm.Type { EmulateDESFire.self }
 
     /// What the emulated card holds when it starts.
     enum Preset: String, CaseIterable, ExpressibleByArgument {
@@ -38,20 +39,26 @@ struct DESFireFamily: EmulatedFamily {
     }
 
     func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
-        let chip = DESFireCard.Chip(generation: desfireGeneration ?? .ev1)
+        try Self.card(preset: desfire ?? .factory, generation: desfireGeneration, imageFile: desfireImage, imageOption: "--desfire-image")
+    }
+
+    /// The card, from a preset or an image file, and the start line's description.
+    static func card(preset: Preset, generation: DESFireCard.Generation?, imageFile desfireImage: String?,
+                     imageOption: String) throws -> (card: any EmulatedCard, description: String) {
+        let chip = DESFireCard.Chip(generation: generation ?? .ev1)
         var image: DESFireCard.Image
-        switch desfire ?? .factory {
+        switch preset {
         case .factory: image = .factory(chip)
         case .transit: image = .transit(chip)
         case .ndef: image = .ndef(chip)
         }
         if let path = desfireImage, let bytes = FileManager.default.contents(atPath: path) {
-            do { image = try DESFireCard.Image(decoding: [UInt8](bytes)) } catch { throw Failure(.badData, "--desfire-image \(path): \(error)") }
+            do { image = try DESFireCard.Image(decoding: [UInt8](bytes)) } catch { throw Failure(.badData, "\(imageOption) \(path): \(error)") }
         }
         let card = DESFireCard(image: image)
         if let path = desfireImage {
             card.onChange = { image in try? Data(image.encoded()).write(to: URL(fileURLWithPath: path), options: .atomic) }
         }
-        return (card, "MIFARE DESFire \(image.chip.generation) (\((desfire ?? .factory).rawValue)\(desfireImage.map { ", image \($0)" } ?? ""))")
+        return (card, "MIFARE DESFire \(image.chip.generation) (\(preset.rawValue)\(desfireImage.map { ", image \($0)" } ?? ""))")
     }
 }

@@ -3,12 +3,14 @@ import APDUCommandLine
 import ArgumentParser
 import VirtualCard
 
-/// A family's part of the CLI: the flags that make `apdu emulate` put one of its cards into a
-/// virtual reader, and its subcommand group. Each family declares one in its own folder and is
-/// listed once, in `Families`.
+/// A family's part of the CLI: its `apdu emulate NAME` form, the old flags that make `apdu
+/// emulate` put one of its cards into a virtual reader (kept, hidden), and its subcommand group.
+/// Each family declares one in its own folder and is listed once, in `Families`.
 protocol EmulatedFamily: ParsableArguments {
     /// The family's subcommand group (`apdu ultralight`, `apdu classic`), nil for none.
     static var commands: (any ParsableCommand.Type)? { get }
+    /// `apdu emulate NAME [MODEL] [options]`: the family's form of the emulator.
+    static var emulateForm: any EmulateForm.Type { get }
     /// The top-level names its commands had before the family became a group (`classic-dump`).
     static var legacyCommands: [any ParsableCommand.Type] { get }
     /// The flag that chose this family, when one did ("--type2").
@@ -32,7 +34,7 @@ extension EmulatedFamily {
     var sitsBehindReaderModel: Bool { Self.takesReaderModel }
 }
 
-/// Flags of `apdu emulate` that several families share.
+/// The old flags of `apdu emulate` that several families share (the forms have their own).
 struct EmulationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The reader around a --type2/3/5 tag: storage (pseudo-APDUs only; Type 2's default), transparent (PC/SC Part 3 transparent exchange; Types 5 and 3's default) or acr122u.", valueName: "model"))
     var readerModel: ContactlessReader.Dialect?

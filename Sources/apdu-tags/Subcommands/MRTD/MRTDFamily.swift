@@ -19,6 +19,7 @@ enum MRTDEmulatedAccess: String, ExpressibleByArgument, CaseIterable {
 struct MRTDFamily: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.MRTDCommand.self }
     static let choosingFlags = ["--mrtd"]
+    static var emulateForm: any EmulateForm.Type { EmulateMRTD.self }
 
     @Flag(help: "Emulate a passport chip (ICAO 9303 eMRTD): BAC, PACE, chip and active authentication, the specimen document unless --data.")
     var mrtd = false
@@ -46,46 +47,72 @@ struct MRTDFamily: EmulatedFamily {
 
     var chosenBy: String? { mrtd ? "--mrtd" : nil }
 
+    /// The flags as the settings `apdu emulate mrtd` takes.
+    var settings: Settings {
+        Settings(data: data, saveSpecimen: saveSpecimen, access: mrtdAccess, can: mrtdCan, shortOnly: mrtdShortOnly,
+                 largestLe: mrtdLargestLe, bareWrongLength: mrtdBareWrongLength)
+    }
+
     func validate(shared: EmulationOptions) throws {
         let own = [data != nil ? "--data" : nil, saveSpecimen != nil ? "--save-specimen" : nil, mrtdAccess != .both ? "--mrtd-access" : nil,
                    mrtdCan != nil ? "--mrtd-can" : nil, mrtdShortOnly ? "--mrtd-short-only" : nil, mrtdLargestLe != nil ? "--mrtd-largest-le" : nil,
                    mrtdBareWrongLength ? "--mrtd-bare-wrong-length" : nil].compactMap { $0 }
         if !mrtd, let first = own.first { throw ValidationError("\(first) is for --mrtd") }
-        if data != nil && (saveSpecimen != nil || mrtdCan != nil) { throw ValidationError("--data serves a document of its own: --save-specimen and --mrtd-can are for the specimen") }
-        if let mrtdCan, mrtdCan.isEmpty || mrtdCan.count > 12 || !mrtdCan.allSatisfy(\.isASCII) || !mrtdCan.allSatisfy(\.isNumber) {
-            throw ValidationError("--mrtd-can: a card access number is 1-12 digits")
-        }
-        if let n = mrtdLargestLe, !(1...65536).contains(n) { throw ValidationError("--mrtd-largest-le must be 1-65536") }
+        try settings.check(prefix: "--mrtd-")
     }
+
+    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) { try settings.card() }
 
     /// The specimen is made from a fixed seed: the same document, keys and CSCA at every start,
     /// so a CSCA saved once keeps verifying it.
     static let specimenSeed = Array("apdu emulate --mrtd specimen".utf8)
 
-    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
-        var configuration = MRTDChip.Configuration()
-        configuration.accessControl = mrtdAccess.configuration
-        configuration.extendedLength = !mrtdShortOnly
-        if let mrtdLargestLe { configuration.largestLe = mrtdLargestLe }
-        if mrtdBareWrongLength { configuration.oversizedLe = .unprotected }
-        let access = ["both": "BAC and PACE", "bac": "BAC only", "pace": "PACE only"][mrtdAccess.rawValue] ?? ""
-        if let data {
-            let document: MRTDDocument
-            do { document = try MRTDDocument(directory: data) } catch { throw Failure(.badData, "--data: \(error)") }
-            return (MRTDChip(document: document, configuration: configuration), "the eMRTD in \(data) (\(access))")
+    /// What the emulated chip serves and how it behaves (`apdu emulate mrtd` and the old `--mrtd` flags).
+    struct Settings {
+        var data: String?
+        var saveSpecimen: String?
+        var access: MRTDEmulatedAccess = .both
+        var can: String?
+        var shortOnly = false
+        var largestLe: Int?
+        var bareWrongLength = false
+
+        /// `prefix` is what the options' names start with (`--mrtd-` for the old flags, `--` for the new).
+        func check(prefix: String) throws {
+            if data != nil && (saveSpecimen != nil || can != nil) {
+                throw ValidationError("--data serves a document of its own: --save-specimen and \(prefix)can are for the specimen")
+            }
+            if let can, can.isEmpty || can.count > 12 || !can.allSatisfy(\.isASCII) || !can.allSatisfy(\.isNumber) {
+                throw ValidationError("\(prefix)can: a card access number is 1-12 digits")
+            }
+            if let n = largestLe, !(1...65536).contains(n) { throw ValidationError("\(prefix)largest-le must be 1-65536") }
         }
-        var options = MRTDSpecimen.Options()
-        options.seed = Self.specimenSeed
-        if let mrtdCan { options.can = mrtdCan }
-        let specimen: MRTDSpecimen
-        do { specimen = try MRTDSpecimen.generate(options) } catch { throw Failure(.unavailable, "the specimen: \(error)") }
-        if let saveSpecimen {
-            do { try specimen.document.write(to: saveSpecimen) } catch { throw Failure(.usage, "--save-specimen: \(error)") }
+
+        /// The chip and the start line's description (the specimen's key is printed: it opens nothing else).
+        func card() throws -> (card: any EmulatedCard, description: String) {
+            var configuration = MRTDChip.Configuration()
+            configuration.accessControl = access.configuration
+            configuration.extendedLength = !shortOnly
+            if let largestLe { configuration.largestLe = largestLe }
+            if bareWrongLength { configuration.oversizedLe = .unprotected }
+            let accessText = ["both": "BAC and PACE", "bac": "BAC only", "pace": "PACE only"][access.rawValue] ?? ""
+            if let data {
+                let document: MRTDDocument
+                do { document = try MRTDDocument(directory: data) } catch { throw Failure(.badData, "--data: \(error)") }
+                return (MRTDChip(document: document, configuration: configuration), "the eMRTD in \(data) (\(accessText))")
+            }
+            var options = MRTDSpecimen.Options()
+            options.seed = MRTDFamily.specimenSeed
+            if let can { options.can = can }
+            let specimen: MRTDSpecimen
+            do { specimen = try MRTDSpecimen.generate(options) } catch { throw Failure(.unavailable, "the specimen: \(error)") }
+            if let saveSpecimen {
+                do { try specimen.document.write(to: saveSpecimen) } catch { throw Failure(.usage, "--save-specimen: \(error)") }
+            }
+            let h = options.holder
+            let description = "an eMRTD specimen (\(accessText); MRZ key \(h.documentNumber) / \(h.dateOfBirth) / \(h.dateOfExpiry), CAN \(options.can)"
+                + (saveSpecimen.map { "; saved with its CSCA in \($0)" } ?? "") + ")"
+            return (MRTDChip(document: specimen.document, configuration: configuration), description)
         }
-        // The specimen's own key, printed so that it can be read: it opens nothing else.
-        let h = options.holder
-        let description = "an eMRTD specimen (\(access); MRZ key \(h.documentNumber) / \(h.dateOfBirth) / \(h.dateOfExpiry), CAN \(options.can)"
-            + (saveSpecimen.map { "; saved with its CSCA in \($0)" } ?? "") + ")"
-        return (MRTDChip(document: specimen.document, configuration: configuration), description)
     }
 }

@@ -13,6 +13,7 @@ struct MifareClassicFamily: EmulatedFamily {
     static let choosingFlags = ["--classic"]
     static let takesReaderModel = true
     static var legacyCommands: [any ParsableCommand.Type] { APDUCommand.Classic.legacy }
+    static var emulateForm: any EmulateForm.Type { EmulateClassic.self }
 
     @Option(help: ArgumentHelp("Emulate a MIFARE Classic card behind a storage reader: mini, classic-1k, classic-4k, plus-2k, plus-4k (factory-fresh; with --memory, that image).", valueName: "chip"))
     var classic: MifareClassicModel.Chip?
@@ -30,9 +31,13 @@ struct MifareClassicFamily: EmulatedFamily {
     }
 
     func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
-        let chip = classic!
+        try Self.card(chip: classic!, formatted: formatted, memory: shared.memory)
+    }
+
+    /// The card behind a storage reader, and the start line's description.
+    static func card(chip: MifareClassicModel.Chip, formatted: Bool, memory: String?) throws -> (card: any EmulatedCard, description: String) {
         var image: [UInt8]?
-        if let memory = shared.memory, FileManager.default.fileExists(atPath: memory) {
+        if let memory, FileManager.default.fileExists(atPath: memory) {
             image = try readMessageFile(memory, option: "--memory")
             let size = MifareClassicModel(chip).contents.count
             guard image!.count == size else { throw Failure(.badData, "--memory: a \(chip.rawValue) image is \(size) bytes, the file holds \(image!.count)") }
@@ -42,7 +47,7 @@ struct MifareClassicFamily: EmulatedFamily {
             _ = try MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: ContactlessReader(.storageOnly, tag: tag))), atr: tag.atr)
         }
         let card = ContactlessReader(.storageOnly, tag: tag)
-        let model: any EmulatedCard = shared.memory.map { ChangeSaver(tag: tag, path: $0).wrapping(card) } ?? card
+        let model: any EmulatedCard = memory.map { ChangeSaver(tag: tag, path: $0).wrapping(card) } ?? card
         return (model, "\(MifareClassicLayout(atr: tag.atr)!) (\(tag.layout.sectorCount) sectors\(formatted ? ", NFC Forum formatted" : ", factory-fresh")) behind a storage reader")
     }
 }

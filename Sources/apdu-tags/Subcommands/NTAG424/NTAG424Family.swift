@@ -7,13 +7,17 @@ import VirtualCard
 struct NTAG424Family: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.NTAG424.self }
     static let choosingFlags = ["--ntag424"]
+    static var emulateForm: any EmulateForm.Type { EmulateNTAG424.self }
 
     @Flag(help: "Emulate an NTAG 424 DNA as shipped (all-zero keys, empty NDEF file): EV2, secure messaging, SDM.")
     var ntag424 = false
 
     var chosenBy: String? { ntag424 ? "--ntag424" : nil }
 
-    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
+    func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) { Self.card() }
+
+    /// The tag as shipped, and the start line's description.
+    static func card() -> (card: any EmulatedCard, description: String) {
         let tag = NTAG424TagModel()
         return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid),
                 "NTAG 424 DNA as shipped (UID \(tag.uid.hexString), all-zero keys)")

@@ -10,6 +10,7 @@ struct Type2Family: EmulatedFamily {
     static let choosingFlags = ["--type2"]
     static let takesReaderModel = true
     static var legacyCommands: [any ParsableCommand.Type] { APDUCommand.Ultralight.legacy }
+    static var emulateForm: any EmulateForm.Type { EmulateType2.self }
 
     @Option(help: ArgumentHelp("Emulate a Type 2 tag behind a PC/SC reader: ntag213, ntag215, ntag216, ultralight, ultralight-c.", valueName: "chip"))
     var type2: String?
@@ -23,29 +24,40 @@ struct Type2Family: EmulatedFamily {
     var chosenBy: String? { type2 == nil ? nil : "--type2" }
 
     func validate(shared: EmulationOptions) throws {
-        if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
-        if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
         if type2 == nil && (uid != nil || signature != nil) { throw ValidationError("--uid and --signature are for --type2") }
-        if let type2, Type2TagModel.Chip.all[type2] == nil {
-            throw ValidationError("unknown --type2 chip '\(type2)'; known: \(Type2TagModel.Chip.all.keys.sorted().joined(separator: ", "))")
-        }
+        try Self.check(chip: type2, chipOption: "--type2 chip", uid: uid, signature: signature)
     }
 
     func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) {
-        let chip = Type2TagModel.Chip.all[type2 ?? ""]!
+        try Self.card(chip: type2 ?? "", uid: uid, signature: signature, memory: shared.memory, readerModel: shared.readerModel)
+    }
+
+    /// Checks a chip name, UID and signature (`apdu emulate type2` and the old `--type2`).
+    static func check(chip: String?, chipOption: String, uid: String?, signature: String?) throws {
+        if let uid, (try? Hex.decode(uid))?.count != 7 { throw ValidationError("--uid must be 7 bytes in hex") }
+        if let signature, (try? Hex.decode(signature))?.count != 32 { throw ValidationError("--signature must be 32 bytes in hex") }
+        if let chip, Type2TagModel.Chip.all[chip] == nil {
+            throw ValidationError("unknown \(chipOption) '\(chip)'; known: \(Type2TagModel.Chip.all.keys.sorted().joined(separator: ", "))")
+        }
+    }
+
+    /// The tag behind its reader, and the start line's description.
+    static func card(chip name: String, uid: String?, signature: String?, memory: String?,
+                     readerModel: ContactlessReader.Dialect?) throws -> (card: any EmulatedCard, description: String) {
+        let chip = Type2TagModel.Chip.all[name]!
         var image: [UInt8]?
-        if let memory = shared.memory, FileManager.default.fileExists(atPath: memory) {
+        if let memory, FileManager.default.fileExists(atPath: memory) {
             image = try readMessageFile(memory, option: "--memory")
         }
         let tag = Type2TagModel(chip: chip, uid: try uid.map { try Hex.decode($0) } ?? [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0x80], memory: image,
                                 signature: try signature.map { try Hex.decode($0) } ?? [UInt8](repeating: 0, count: 32))
-        if let memory = shared.memory {
+        if let memory {
             tag.onChange = { bytes in
                 let lines = stride(from: 0, to: bytes.count, by: 4).map { Hex.encode(bytes[$0..<min($0 + 4, bytes.count)], separator: " ") }
                 try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
             }
         }
-        let dialect = shared.readerModel ?? .storageOnly
+        let dialect = readerModel ?? .storageOnly
         return (dialect == .storageOnly ? tag : ContactlessReader(dialect, tag: tag),
                 "\(chip.name) (Type 2, \(chip.pages) pages) behind a \(dialect.rawValue) reader")
     }

@@ -1,0 +1,14 @@
+// `apdu emulate ntag424`: an NTAG 424 DNA as shipped.
+import ArgumentParser
+import VirtualCard
+
+struct EmulateNTAG424: EmulateForm {
+    static let configuration = CommandConfiguration(
+        commandName: "ntag424",
+        abstract: "An NTAG 424 DNA as shipped (all-zero keys, empty NDEF file): EV2, secure messaging, SDM.",
+        discussion: "The old form: apdu emulate --ntag424.")
+
+    @OptionGroup var connection: EmulatorConnection
+
+    func emulatedCard() throws -> (card: any EmulatedCard, description: String) { NTAG424Family.card() }
+}
