@@ -31,7 +31,7 @@ struct AllCommands: ParsableCommand {
         APDUCommand.Readers.self, APDUCommand.Watch.self, APDUCommand.Send.self, APDUCommand.Script.self, APDUCommand.Select.self,
         APDUCommand.ATRCommand.self, APDUCommand.SW.self, APDUCommand.Ndef.self, APDUCommand.NdefRead.self, APDUCommand.NdefWrite.self,
         APDUCommand.NdefStatus.self, APDUCommand.NdefLock.self, APDUCommand.NdefFormat.self, APDUCommand.Transceive.self, APDUCommand.TagInfo.self,
-        APDUCommand.ReaderControlCommand.self, APDUCommand.Emulate.self, APDUCommand.DoctorCommand.self, APDUCommand.Sun.self,
+        APDUCommand.ReaderControlCommand.self, APDUCommand.Emulate.self, APDUCommand.Replay.self, APDUCommand.ReplayCheck.self, APDUCommand.DoctorCommand.self, APDUCommand.Sun.self,
     ]
 
     /// Every subcommand: the general ones, each family's group (`Families`), and the names

@@ -43,57 +43,67 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
         var next = 0
         var used: [Int: Int] = [:]
         var mismatches: [String] = []
+        var firstDivergence: Divergence?
+        var received = 0
+    }
+
+    /// The first command that left the recording: its number (from 1), its bytes as sent, and
+    /// the recorded command nearest to it (the one expected next in strict order, else the
+    /// closest in bytes), or nil when the recording had no more.
+    public struct Divergence: Sendable, Hashable {
+        public var number: Int
+        public var sent: [UInt8]
+        public var nearest: (index: Int, command: [UInt8?])?
+        public static func == (a: Divergence, b: Divergence) -> Bool { a.number == b.number && a.sent == b.sent && a.nearest?.index == b.nearest?.index }
+        public func hash(into hasher: inout Hasher) { hasher.combine(number); hasher.combine(sent) }
     }
 
     /// Commands that did not match the recording, described for a log.
     public var mismatches: [String] { state.current.mismatches }
+    /// The first command that did not match, when one did not.
+    public var firstDivergence: Divergence? { state.current.firstDivergence }
+    /// Commands received, and those answered from the recording in strict order.
+    public var received: Int { state.current.received }
+    public var answered: Int { state.current.next }
+
+    /// The recorded command `apdu` is nearest to: the most equal bytes at the same places.
+    func nearest(_ apdu: [UInt8], expected: Int?) -> (index: Int, command: [UInt8?])? {
+        if let expected, expected < exchanges.count { return (expected, exchanges[expected].command.bytes) }
+        func score(_ p: Pattern) -> Int { zip(p.bytes, apdu).filter { $0 == nil || $0 == $1 }.count - abs(p.bytes.count - apdu.count) }
+        guard let best = exchanges.indices.max(by: { score(exchanges[$0].command) < score(exchanges[$1].command) }) else { return nil }
+        return (best, exchanges[best].command.bytes)
+    }
 
     /// - Parameters:
     ///   - recording: the JSON Lines file's bytes.
     ///   - order: strict order, or answer by command.
     /// - Throws: ``ParseError`` for a line that is not a recording line, or a recording with no card.
-    public init(recording: [UInt8], order: Order) throws(ParseError) {
-        struct Line: Decodable {
-            let type: String
-            let reader: String?
-            let atr: String?
-            let command: String?
-            let response: String?
+    public convenience init(recording: [UInt8], order: Order) throws(ParseError) {
+        do {
+            let log = try SessionLog(parsing: recording)
+            self.init(session: try log.session(1), order: order)
+        } catch {
+            throw ParseError(line: error.line ?? 1, reason: error.reason)
         }
-        var atr: [UInt8]?
-        var reader: String?
-        var exchanges: [(command: Pattern, response: [UInt8])] = []
-        let decoder = JSONDecoder()
-        for (index, raw) in TextInput.normalized(recording).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let number = index + 1
-            let text = raw.trimmingWhitespace
-            if text.isEmpty { continue }
-            let line: Line
-            do { line = try decoder.decode(Line.self, from: Data(text.utf8)) } catch {
-                throw ParseError(line: number, reason: "not a recording line (JSON with a \"type\")")
-            }
-            switch line.type {
-            case "connect", "reconnect":
-                guard let hex = line.atr, let bytes = try? Hex.decode(hex), !bytes.isEmpty else { continue }
-                if atr == nil { atr = bytes; reader = line.reader }
-            case "exchange":
-                // A redacted answer (`**`: a passport's access cryptogram) replays as zeros: it
-                // could never be answered again anyway, its keys being the session's.
-                guard let command = line.command, let response = line.response,
-                      let pattern = Self.pattern(command), let answer = Self.pattern(response) else {
-                    throw ParseError(line: number, reason: "an exchange needs a hex command and response")
-                }
-                exchanges.append((pattern, answer.bytes.map { $0 ?? 0 }))
-            default:
-                continue
-            }
-        }
-        guard let atr else { throw ParseError(line: 1, reason: "the recording holds no connection (no ATR to present)") }
-        self.atr = atr
-        self.reader = reader
-        self.order = order
-        self.exchanges = exchanges
     }
+
+    /// A session read from any log `SessionLog` reads. Without an ATR in the log the card
+    /// presents ``placeholderATR`` (``atrFromLog`` says which it is).
+    public init(session: RecordedSession, order: Order) {
+        atr = session.atr ?? Self.placeholderATR
+        atrFromLog = session.atr != nil
+        reader = session.reader
+        self.order = order
+        // A redacted answer (`**`: a passport's access cryptogram) replays as zeros: it could
+        // never be answered again anyway, its keys being the session's.
+        exchanges = session.exchanges.map { (Pattern(bytes: $0.command), $0.response.map { $0 ?? 0 }) }
+    }
+
+    /// What a session whose log shows no ATR presents: T=1, no historical bytes.
+    public static let placeholderATR: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
+
+    /// Whether ``atr`` is the log's (false: ``placeholderATR``).
+    public let atrFromLog: Bool
 
     /// Hex with `**` for redacted bytes.
     static func pattern(_ text: String) -> Pattern? {
@@ -116,14 +126,20 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
 
     public func process(_ apdu: [UInt8]) -> [UInt8] {
         state.withLock { s in
+            s.received += 1
+            func diverged(expected: Int?) {
+                if s.firstDivergence == nil { s.firstDivergence = Divergence(number: s.received, sent: apdu, nearest: nearest(apdu, expected: expected)) }
+            }
             switch order {
             case .strict:
                 guard s.next < exchanges.count else {
+                    diverged(expected: nil)
                     s.mismatches.append("command \(s.next + 1) (\(Hex.encode(apdu))): the recording has only \(exchanges.count)")
                     return [0x6F, 0x00]
                 }
                 let recorded = exchanges[s.next]
                 guard recorded.command.matches(apdu) else {
+                    diverged(expected: s.next)
                     s.mismatches.append("command \(s.next + 1): got \(Hex.encode(apdu)), the recording has \(recorded.command.bytes.map { $0.map { Hex.encode([$0]) } ?? "**" }.joined())")
                     return [0x6F, 0x00]
                 }
@@ -132,6 +148,7 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
             case .byCommand:
                 let candidates = exchanges.indices.filter { exchanges[$0].command.matches(apdu) }
                 guard let first = candidates.first else {
+                    diverged(expected: nil)
                     s.mismatches.append("\(Hex.encode(apdu)): not in the recording")
                     return [0x6F, 0x00]
                 }
