@@ -77,8 +77,9 @@ struct SessionLogTests {
     func noSession() throws {
         for (name, why) in [("spy-pcsc159-no-transmit.log", "no card session"), ("pcscd-pcsc117-empty-sw.log", "empty SW line"),
                             ("pcscd-ccid72-unanswered.log", "ends before this APDU's SW line")] {
-            #expect(throws: SessionLogError.self) { try SessionLog(parsing: try Self.fixture(name)) }
-            do { _ = try SessionLog(parsing: try Self.fixture(name)) } catch {
+            let bytes = try Self.fixture(name)
+            #expect(throws: SessionLogError.self) { try SessionLog(parsing: bytes) }
+            do { _ = try SessionLog(parsing: bytes) } catch {
                 #expect(error.description.contains("no card session") && error.description.contains(why), "\(name): \(error)")
                 #expect(!error.description.contains("\n"))
             }
@@ -132,7 +133,8 @@ struct SessionLogTests {
              "line 5: bSendBuffer jumps to offset 0010"),
             (spyHead + " i  0000 00 A4                                           ..\n o bRecvLength 0x00000002 (2)\n o bRecvBuffer\n o  0000 90 00  ..\n => SCARD_S_SUCCESS [0x00000000]  [0.000001]\n",
              "line 5: bSendBuffer holds something that is not hex where 4 bytes belong"),
-            (spyHead + " i  0000 00 A4 GG 00                                     ....\n", "line 5: bSendBuffer holds something that is not hex"),
+            (spyHead + " i  0000 00 A4 GG 00                                     ....\n o bRecvLength 0x00000002 (2)\n o bRecvBuffer\n o  0000 90 00  ..\n => SCARD_S_SUCCESS [0x00000000]  [0.000001]\n",
+             "line 5: bSendBuffer holds something that is not hex"),
             ("hello\nworld\n", "line 1: not a log this reads"),
             ("\n\n", "the log is empty"),
             ("{\"type\":\"exchange\",\"command\":\"00\"}\n", "line 1: an exchange needs a hex command and response"),

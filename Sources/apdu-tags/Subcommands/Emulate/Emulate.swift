@@ -10,6 +10,8 @@ import VirtualCard
 extension ContactlessReader.Dialect: ExpressibleByArgument {}
 
 extension APDUCommand {
+    /// `apdu emulate`: the forms, and the old flags as a hidden default form (`EmulateFlags`),
+    /// so that no option of a form ever shares a command with an old flag of the same name.
     struct Emulate: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "emulate",
@@ -21,7 +23,17 @@ extension APDUCommand {
                 (--remove-after, --delay-ms, --garbage); 'apdu emulate FORM --help' lists its own options. The flags of \
                 earlier versions (--type2 CHIP, --desfire PRESET, --mrtd, --replay FILE …) still work.
                 """,
-            subcommands: [EmulateDemo.self, EmulateScript.self, EmulateReplay.self] + Families.types.map { $0.emulateForm as any ParsableCommand.Type })
+            subcommands: [EmulateFlags.self, EmulateDemo.self, EmulateScript.self, EmulateReplay.self] + Families.types.map { $0.emulateForm as any ParsableCommand.Type },
+            defaultSubcommand: EmulateFlags.self)
+    }
+
+    /// `apdu emulate` with the flags of before the forms (`--type2 CHIP`, `--replay FILE` …), or
+    /// none (the demo card): each still starts the same card. Not listed in the help.
+    struct EmulateFlags: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "flags",
+            abstract: "The flags of earlier versions: apdu emulate --type2 CHIP, --desfire PRESET, --mrtd, --replay FILE …",
+            shouldDisplay: false)
 
         @OptionGroup var connection: EmulatorConnection
 
@@ -44,9 +56,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("--replay: strict or by-command.", valueName: "order", visibility: .hidden))
         var replayOrder: ReplayCard.Order = .strict
 
-        /// The old flags' checks. Not `validate()`: ArgumentParser validates a parent when one of
-        /// its forms runs, and gives the parent a form's options of the same name (--reader-model).
-        func checkFlags() throws {
+        func validate() throws {
             let chosen = families.all.compactMap { $0.chosenBy } + (replay != nil ? ["--replay"] : []) + (script != nil ? ["--script"] : [])
             if chosen.count > 1 {
                 let flags = Families.types.flatMap { $0.choosingFlags } + ["--replay", "--script"]
@@ -64,7 +74,6 @@ extension APDUCommand {
         }
 
         func run() throws {
-            try checkFlags()
             try reportingFailures {
                 let model: any EmulatedCard
                 let description: String
