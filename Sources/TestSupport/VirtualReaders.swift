@@ -155,6 +155,23 @@ public func withInsertedCards<R: Sendable>(
     return try await body(slots)
 }
 
+/// Runs `apdu emulate ARGUMENTS --port PORT` into `slot` until `body` is done, then stops it and
+/// waits until pcscd has seen the card go. Returns `body`'s result and the emulator's standard
+/// error (its start line and load report).
+public func withEmulator<R>(_ arguments: [String], in slot: ReaderSlot, _ body: () throws -> R) throws -> (result: R, stderr: String) {
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-\(UUID()).log").path
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    let emulator = try startAPDU(["emulate"] + arguments + ["--port", String(slot.port)], errorLog: log)
+    defer {
+        emulator.terminate()
+        emulator.waitUntilExit()
+        try? waitForCard(in: slot.reader, present: false)
+    }
+    try waitForCard(in: slot.reader, present: true)
+    let result = try body()
+    return (result, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+}
+
 /// A free slot with no card in it, for tests that manage insertion themselves.
 public func withEmptySlot<R: Sendable>(_ body: (ReaderSlot) async throws -> R) async throws -> R {
     let slot = try await ReaderSlots.shared.acquire()

@@ -30,18 +30,10 @@ struct CLIEmulateFormsTests {
 
     /// Starts `arguments` in `slot`, returns the start line, the ATR and the probe's output.
     func observe(_ arguments: [String], probe: [String], in slot: ReaderSlot) throws -> (start: String, atr: String, probe: String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("emulate-\(UUID()).log").path
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let emulator = try startAPDU(["emulate"] + arguments + ["--port", String(slot.port)], errorLog: log)
-        defer {
-            emulator.terminate()
-            emulator.waitUntilExit()
-            try? waitForCard(in: slot.reader, present: false)
+        let ((atr, probed), stderr) = try withEmulator(arguments, in: slot) {
+            (try runAPDU(["atr", "--json", "-r", slot.reader]), try runAPDU(probe + ["-r", slot.reader]))
         }
-        try waitForCard(in: slot.reader, present: true)
-        let atr = try runAPDU(["atr", "--json", "-r", slot.reader])
-        let probed = try runAPDU(probe + ["-r", slot.reader])
-        let start = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? ""
+        let start = stderr.split(separator: "\n").first.map(String.init) ?? ""
         // The port is the slot's either way; the rest of the line describes the card.
         return (start.replacingOccurrences(of: String(slot.port), with: "PORT"), atr.stdout, probed.stdout)
     }

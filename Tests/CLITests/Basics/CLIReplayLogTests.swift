@@ -13,17 +13,7 @@ struct CLIReplayLogTests {
 
     /// Runs the emulator on `arguments` in `slot` until `body` is done; its standard error.
     func serving<R>(_ arguments: [String], in slot: ReaderSlot, _ body: () throws -> R) throws -> (R, String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID()).log").path
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let emulator = try startAPDU(["emulate"] + arguments + ["--port", String(slot.port)], errorLog: log)
-        defer {
-            emulator.terminate()
-            emulator.waitUntilExit()
-            try? waitForCard(in: slot.reader, present: false)
-        }
-        try waitForCard(in: slot.reader, present: true)
-        let result = try body()
-        return (result, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        try withEmulator(arguments, in: slot, body)
     }
 
     @Test("a pcscd log from a bug report (web-eid, Latvian eID) is the card: the same SELECTs get the logged answers; another gets 6F00")
@@ -94,6 +84,8 @@ struct CLIReplayLogTests {
         try pcscd.write(toFile: log, atomically: true, encoding: .utf8)
         let check = try runAPDU(["emulate", "replay", log, "--redact-check"])
         #expect(check.status == 1 && check.stdout.contains("exchange 2 (line 5): VERIFY: a PIN") && check.stdout.contains("a PAN (5A)"), "\(check.stdout)\(check.stderr)")
+        let old = try runAPDU(["emulate", "--replay", log, "--redact-check"])
+        #expect(old.status == 1 && old.stdout == check.stdout, "the old flag form: \(old.stdout)\(old.stderr)")
         let clean = try runAPDU(["emulate", "replay", Self.fixture("pcscd-webeid119-latvian-eid.log"), "--redact-check"])
         #expect(clean.status == 0 && clean.stdout.contains("nothing in session 1 looks secret"), "\(clean.stdout)")
         let converted = try runAPDU(["replay", "convert", "--redact", log, "-o", dir + "/pin.jsonl"])

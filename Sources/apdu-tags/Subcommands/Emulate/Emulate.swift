@@ -56,6 +56,12 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("--replay: strict or by-command.", valueName: "order", visibility: .hidden))
         var replayOrder: ReplayCard.Order = .strict
 
+        @Option(help: ArgumentHelp("--replay: which connection of the log, counting from 1.", valueName: "n", visibility: .hidden))
+        var session = 1
+
+        @Flag(help: ArgumentHelp("--replay: name what looks secret and serve nothing.", visibility: .hidden))
+        var redactCheck = false
+
         func validate() throws {
             let chosen = families.all.compactMap { $0.chosenBy } + (replay != nil ? ["--replay"] : []) + (script != nil ? ["--script"] : [])
             if chosen.count > 1 {
@@ -68,6 +74,8 @@ extension APDUCommand {
                 throw ValidationError("--reader-model is for \(flags.joined(separator: ", "))")
             }
             if card != "demo" && script == nil { throw ValidationError("unknown --card '\(card)'; known: demo") }
+            if replay == nil && (session != 1 || redactCheck) { throw ValidationError("--session and --redact-check are for --replay") }
+            if session < 1 { throw ValidationError("--session counts from 1") }
             if let script, !FileManager.default.isReadableFile(atPath: script) {
                 throw ValidationError("--script: cannot read '\(script)'")
             }
@@ -80,7 +88,10 @@ extension APDUCommand {
                 if let family = families.all.first(where: { $0.chosenBy != nil }) {
                     (model, description) = try family.emulatedCard(shared: shared)
                 } else if let replay {
-                    (model, description) = try EmulateReplay.card(replay, order: replayOrder)
+                    let log = try ReplayLog(path: replay, session: session)
+                    if redactCheck { return try EmulateReplay.redactCheck(log) }
+                    for line in log.report { Terminal.writeError("apdu: \(line)\n") }
+                    (model, description) = (log.card(order: replayOrder), log.description)
                 } else if let script {
                     (model, description) = try EmulateScript.card(script)
                 } else {

@@ -39,26 +39,23 @@ struct EmulateReplay: EmulateForm {
     func run() throws {
         try reportingFailures {
             let log = try ReplayLog(path: file, session: session)
-            if redactCheck {
-                let findings = SessionRedaction.findings(log.session)
-                for finding in findings { Terminal.print(Terminal.safe(finding.description)) }
-                Terminal.print(findings.isEmpty ? "nothing in session \(session) looks secret" : "\(findings.count) secret\(findings.count == 1 ? "" : "s") found; 'apdu replay convert --redact' masks them")
-                if !findings.isEmpty { throw Failure(.unexpected, "session \(session) of \(Terminal.safe(file)) holds secrets") }
-                return
-            }
+            if redactCheck { return try Self.redactCheck(log) }
             for line in log.report { Terminal.writeError("apdu: \(line)\n") }
             try connection.serve(log.card(order: order), description: log.description)
         }
     }
 
-    func emulatedCard() throws -> (card: any EmulatedCard, description: String) {
-        try Self.card(file, order: order)
+    /// `--redact-check`: what in the session looks secret, one line each; a Failure (exit 1) when anything does.
+    static func redactCheck(_ log: ReplayLog) throws {
+        let findings = SessionRedaction.findings(log.session)
+        for finding in findings { Terminal.print(Terminal.safe(finding.description)) }
+        Terminal.print(findings.isEmpty ? "nothing in session \(log.number) looks secret"
+            : "\(findings.count) secret\(findings.count == 1 ? "" : "s") found; 'apdu replay convert --redact' masks them")
+        if !findings.isEmpty { throw Failure(.unexpected, "session \(log.number) of \(Terminal.safe(log.path)) holds secrets") }
     }
 
-    /// The replayed card, the first session (the old `--replay`).
-    static func card(_ file: String, order: ReplayCard.Order) throws -> (card: any EmulatedCard, description: String) {
-        let log = try ReplayLog(path: file, session: 1)
-        for line in log.report { Terminal.writeError("apdu: \(line)\n") }
+    func emulatedCard() throws -> (card: any EmulatedCard, description: String) {
+        let log = try ReplayLog(path: file, session: session)
         return (log.card(order: order), log.description)
     }
 }

@@ -42,23 +42,11 @@ struct EmulationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Type 2 and --classic: load the memory image from this hex file and save every change back to it.", valueName: "file"))
     var memory: String?
 
-    @Flag(help: "T=0 behaviour: answer data with 61xx and serve it by GET RESPONSE.")
-    var getResponse = false
-
-    @Flag(help: "Refuse GET RESPONSE whose CLA differs from the original command's.")
-    var strictGetResponseCla = false
-
-    @Flag(help: "Answer 6Cxx when Le does not match the data available.")
-    var wrongLe = false
+    /// `--get-response`, `--strict-get-response-cla`, `--wrong-le`, as the forms take them.
+    @OptionGroup var host: HostBehaviourOptions
 
     /// The host behaviour the ISO 7816 cards (demo, Type 4) are given.
-    var hostBehaviour: HostBehaviour {
-        var behaviour = HostBehaviour()
-        behaviour.usesGetResponse = getResponse
-        behaviour.requiresGetResponseCLA = strictGetResponseCla
-        behaviour.answersWrongLe = wrongLe
-        return behaviour
-    }
+    var hostBehaviour: HostBehaviour { host.behaviour }
 }
 
 /// Lets `Families` find each family's type behind its `@OptionGroup`, by reflection.
