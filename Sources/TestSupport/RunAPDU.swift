@@ -77,8 +77,10 @@ public func startAPDU(_ arguments: [String], errorLog: String? = nil) throws -> 
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
     if let errorLog {
-        FileManager.default.createFile(atPath: errorLog, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: errorLog)
+        guard FileManager.default.createFile(atPath: errorLog, contents: nil), let handle = FileHandle(forWritingAtPath: errorLog) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorLog])
+        }
+        process.standardError = handle
     } else {
         process.standardError = FileHandle.nullDevice
     }

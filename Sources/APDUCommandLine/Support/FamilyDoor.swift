@@ -2,6 +2,7 @@
 // beside it, in place of this process.
 import Diagnostics
 import Glibc
+import PCSC
 
 /// Runs `apdu-tags`, the executable with every command, in the directory `apdu` runs from.
 package enum FamilyDoor {
@@ -42,13 +43,6 @@ package enum FamilyDoor {
         guard let file = tmpfile() else { return false }
         defer { fclose(file) }
         let fd = fileno(file)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            written += n
-        }
-        return lseek(fd, 0, SEEK_SET) == 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO
+        return FileIO.write(bytes, to: fd) && lseek(fd, 0, SEEK_SET) == 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO
     }
 }

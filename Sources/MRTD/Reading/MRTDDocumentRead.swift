@@ -301,11 +301,12 @@ extension MRTDReader {
         for (index, number) in order.enumerated() {
             guard let file = MRTDFile.dataGroup(number) else { continue }
             progress?(file.name, 2 + index, 2 + order.count)
-            let withheld: String
+            // What the chip answered instead of the group, when it did not give it.
+            let withheld: String?
             switch try readFile(file) {
             case let .read(bytes):
                 dump.dataGroups[number] = bytes
-                withheld = ""
+                withheld = nil
             case let .protected(sw):
                 protected.append(number)
                 withheld = "refuses to give it (\(sw))"
@@ -313,7 +314,7 @@ extension MRTDReader {
                 missing.append(number)
                 withheld = "answers that it has no such file (6A 82)"
             }
-            if !withheld.isEmpty {
+            if let withheld {
                 if signedList.contains(number), number == 14 || number == 15 {
                     if number == 14 { chipProof = .withheld(14, answer: withheld) } else { activeProof = .withheld(15, answer: withheld) }
                 }

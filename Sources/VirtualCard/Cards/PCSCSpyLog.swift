@@ -184,7 +184,7 @@ enum PCSCSpyParser {
                 guard let first = tokens.first, first.count == 4, let at = Int(first, radix: 16) else {
                     throw SessionLogError(line: p.line, "a \(name) line that is no hex dump (offset, then bytes)")
                 }
-                guard at == offset else { throw SessionLogError(line: p.line, "\(name) jumps to offset \(first), expected \(offsetText(offset))") }
+                guard at == offset else { throw SessionLogError(line: p.line, "\(name) jumps to offset \(first), expected \(Hex.encode([UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)]))") }
                 // At most 16 bytes a line; the ASCII column after them may look like hex, so the
                 // length line says how many tokens are bytes (without one: the byte-shaped ones).
                 let count = expected.map { min(16, max($0 - offset, 0)) }
@@ -205,8 +205,3 @@ enum PCSCSpyParser {
     }
 }
 
-/// Four hex digits, upper case, as pcsc-spy writes a dump offset.
-func offsetText(_ value: Int) -> String {
-    let hex = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-}

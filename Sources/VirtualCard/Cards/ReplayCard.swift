@@ -50,20 +50,17 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
     /// The first command that left the recording: its number (from 1), its bytes as sent, and
     /// the recorded command nearest to it (the one expected next in strict order, else the
     /// closest in bytes), or nil when the recording had no more.
-    public struct Divergence: Sendable, Hashable {
+    public struct Divergence: Sendable {
         public var number: Int
         public var sent: [UInt8]
         public var nearest: (index: Int, command: [UInt8?])?
-        public static func == (a: Divergence, b: Divergence) -> Bool { a.number == b.number && a.sent == b.sent && a.nearest?.index == b.nearest?.index }
-        public func hash(into hasher: inout Hasher) { hasher.combine(number); hasher.combine(sent) }
     }
 
     /// Commands that did not match the recording, described for a log.
     public var mismatches: [String] { state.current.mismatches }
     /// The first command that did not match, when one did not.
     public var firstDivergence: Divergence? { state.current.firstDivergence }
-    /// Commands received, and those answered from the recording in strict order.
-    public var received: Int { state.current.received }
+    /// Commands answered from the recording in strict order.
     public var answered: Int { state.current.next }
 
     /// The recorded command `apdu` is nearest to: the most equal bytes at the same places.
@@ -88,10 +85,9 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
     }
 
     /// A session read from any log `SessionLog` reads. Without an ATR in the log the card
-    /// presents ``placeholderATR`` (``atrFromLog`` says which it is).
+    /// presents ``placeholderATR``.
     public init(session: RecordedSession, order: Order) {
         atr = session.atr ?? Self.placeholderATR
-        atrFromLog = session.atr != nil
         reader = session.reader
         self.order = order
         // A redacted answer (`**`: a passport's access cryptogram) replays as zeros: it could
@@ -101,23 +97,6 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
 
     /// What a session whose log shows no ATR presents: T=1, no historical bytes.
     public static let placeholderATR: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
-
-    /// Whether ``atr`` is the log's (false: ``placeholderATR``).
-    public let atrFromLog: Bool
-
-    /// Hex with `**` for redacted bytes.
-    static func pattern(_ text: String) -> Pattern? {
-        let chars = Array(text.filter { $0 != " " })
-        guard chars.count % 2 == 0 else { return nil }
-        var bytes: [UInt8?] = []
-        for i in stride(from: 0, to: chars.count, by: 2) {
-            let pair = String(chars[i..<i + 2])
-            if pair == "**" { bytes.append(nil); continue }
-            guard let byte = UInt8(pair, radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return Pattern(bytes: bytes)
-    }
 
     /// Number of recorded exchanges.
     public var count: Int { exchanges.count }

@@ -157,8 +157,7 @@ enum RecordingParser {
                 guard let hex = line.atr, let atr = try? Hex.decode(hex), !atr.isEmpty else { continue }
                 if session == nil { session = RecordedSession(reader: line.reader, atr: atr, line: number) }
             case "exchange":
-                guard let command = line.command.flatMap({ SessionLog.bytes(Substring(spaced($0))) }), !command.isEmpty,
-                      let response = line.response.flatMap({ SessionLog.bytes(Substring(spaced($0))) }), response.count >= 2 else {
+                guard let command = line.command.flatMap(pairs), !command.isEmpty, let response = line.response.flatMap(pairs), response.count >= 2 else {
                     throw SessionLogError(line: number, "an exchange needs a hex command and response")
                 }
                 if session == nil { session = RecordedSession(line: number) }
@@ -173,10 +172,11 @@ enum RecordingParser {
         return (.recording, [session], [])
     }
 
-    /// `00A4` → `00 A4` (recordings write hex without spaces; `**` stays a pair).
-    static func spaced(_ hex: String) -> String {
+    /// Hex as recordings write it, in pairs without spaces (`00A4**`), `**` for a redacted
+    /// byte; nil when a pair is not a byte.
+    static func pairs(_ hex: String) -> [UInt8?]? {
         let chars = Array(hex.filter { $0 != " " })
-        guard chars.count % 2 == 0 else { return hex }
-        return stride(from: 0, to: chars.count, by: 2).map { String(chars[$0..<$0 + 2]) }.joined(separator: " ")
+        guard chars.count % 2 == 0 else { return nil }
+        return SessionLog.bytes(Substring(stride(from: 0, to: chars.count, by: 2).map { String(chars[$0..<$0 + 2]) }.joined(separator: " ")))
     }
 }

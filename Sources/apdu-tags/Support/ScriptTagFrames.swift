@@ -21,11 +21,9 @@ final class ScriptTagFrames: ScriptTagChannel {
     func transceive(_ frame: [UInt8], showSecrets: Bool) throws -> ScriptTagAnswer {
         // PWD_AUTH's password never reaches a trace unless asked.
         let answer = try channel.transceive(frame, secretFrom: frame.first == 0x1B && !showSecrets ? 1 : nil)
-        guard case let .object(members) = APDUCommand.Transceive.json(frame, answer, showSecrets: showSecrets) else {
-            preconditionFailure("Transceive.json makes an object")
-        }
         return ScriptTagAnswer(kind: answer.kind, frame: APDUCommand.Transceive.shown(frame, showSecrets: showSecrets),
-                               text: APDUCommand.Transceive.text(answer), summary: answer.description, json: members)
+                               text: APDUCommand.Transceive.text(answer), summary: answer.description,
+                               json: APDUCommand.Transceive.jsonMembers(frame, answer, showSecrets: showSecrets))
     }
 
     func end() { channel.endSession() }

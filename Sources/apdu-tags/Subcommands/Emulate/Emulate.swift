@@ -90,7 +90,7 @@ extension APDUCommand {
                 } else if let replay {
                     let log = try ReplayLog(path: replay, session: session)
                     if redactCheck { return try EmulateReplay.redactCheck(log) }
-                    for line in log.report { Terminal.writeError("apdu: \(line)\n") }
+                    log.announce()
                     (model, description) = (log.card(order: replayOrder), log.description)
                 } else if let script {
                     (model, description) = try EmulateScript.card(script)

@@ -7,7 +7,7 @@ import VirtualCard
 
 extension ReplayCard.Order: ExpressibleByArgument {}
 
-struct EmulateReplay: EmulateForm {
+struct EmulateReplay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "A card that answers as a recorded session did: an apdu --record recording, a pcsc-spy log or a pcscd --debug --apdu log.",
@@ -40,7 +40,7 @@ struct EmulateReplay: EmulateForm {
         try reportingFailures {
             let log = try ReplayLog(path: file, session: session)
             if redactCheck { return try Self.redactCheck(log) }
-            for line in log.report { Terminal.writeError("apdu: \(line)\n") }
+            log.announce()
             try connection.serve(log.card(order: order), description: log.description)
         }
     }
@@ -52,10 +52,5 @@ struct EmulateReplay: EmulateForm {
         Terminal.print(findings.isEmpty ? "nothing in session \(log.number) looks secret"
             : "\(findings.count) secret\(findings.count == 1 ? "" : "s") found; 'apdu replay convert --redact' masks them")
         if !findings.isEmpty { throw Failure(.unexpected, "session \(log.number) of \(Terminal.safe(log.path)) holds secrets") }
-    }
-
-    func emulatedCard() throws -> (card: any EmulatedCard, description: String) {
-        let log = try ReplayLog(path: file, session: session)
-        return (log.card(order: order), log.description)
     }
 }

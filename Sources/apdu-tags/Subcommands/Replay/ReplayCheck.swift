@@ -51,7 +51,7 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let log = try ReplayLog(path: file, session: session)
-                for line in log.report { Terminal.writeError("apdu: \(line)\n") }
+                log.announce()
                 let card = log.card(order: .strict)
                 let client = VPCDClient(host: host, port: port, card: card, reconnects: true)
                 client.start()

@@ -38,7 +38,7 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let loaded = try ReplayLog(path: log, session: session)
-                for line in loaded.report { Terminal.writeError("apdu: \(line)\n") }
+                loaded.announce()
                 var recorded = loaded.session
                 if redact {
                     let (masked, findings) = SessionRedaction.redacted(recorded)

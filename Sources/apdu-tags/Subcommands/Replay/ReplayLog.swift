@@ -36,9 +36,13 @@ struct ReplayLog {
         return "the \(log.format.rawValue) log \(Terminal.safe(path))\(of) (\(session.exchanges.count) exchanges\(reader))"
     }
 
-    /// The lines to print when the log is loaded: the ATR, the escapes not replayed, what was
-    /// passed over.
-    var report: [String] {
+    /// Writes to standard error what the log's load found: a missing ATR, the escapes not
+    /// replayed, what was passed over.
+    func announce() {
+        for line in report { Terminal.writeError("apdu: \(line)\n") }
+    }
+
+    private var report: [String] {
         var lines: [String] = []
         if session.atr == nil {
             lines.append("the log shows no ATR for this session: the card presents \(Hex.encode(ReplayCard.placeholderATR))")

@@ -90,11 +90,16 @@ extension APDUCommand {
         }
 
         static func json(_ frame: [UInt8], _ answer: TagAnswer, showSecrets: Bool) -> JSON {
+            .object(jsonMembers(frame, answer, showSecrets: showSecrets))
+        }
+
+        /// One exchange's members: frame, answer, the NAK and its meaning, the bytes.
+        static func jsonMembers(_ frame: [UInt8], _ answer: TagAnswer, showSecrets: Bool) -> [(String, JSON)] {
             var m: [(String, JSON)] = [("frame", .string(shown(frame, showSecrets: showSecrets).filter { $0 != " " })),
                                        ("answer", .string(answer.kind.rawValue))]
             if case let .nak(code) = answer { m += [("nak", .int(Int(code))), ("meaning", .string(TagAnswer.nakMeaning(code)))] }
             m.append(("bytes", answer.bytes.map { .hex($0) } ?? .null))
-            return .object(m)
+            return m
         }
     }
 }
