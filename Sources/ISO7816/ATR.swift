@@ -117,7 +117,7 @@ public struct ATR: Hashable, Sendable {
         0x0001: "MIFARE Classic 1K", 0x0002: "MIFARE Classic 4K", 0x0003: "MIFARE Ultralight",
         0x0026: "MIFARE Mini", 0x003A: "MIFARE Ultralight C", 0x0036: "MIFARE Plus SL1 2K",
         0x0037: "MIFARE Plus SL1 4K", 0x0038: "MIFARE Plus SL2 2K", 0x0039: "MIFARE Plus SL2 4K",
-        0x0030: "Topaz and Jewel", 0x0031: "FeliCa", 0x0005: "SRI / ST", 0x0006: "SRIX4K",
+        0x002F: "Jewel", 0x0030: "Topaz", 0xF004: "Topaz (ACS)", 0x0031: "FeliCa", 0x0005: "SRI / ST", 0x0006: "SRIX4K",
         0x0007: "SRI512", 0x0008: "SRT512", 0x0009: "ICODE SLI", 0x0014: "Tag-it HF-I Plus",
         0xFF28: "JCOP 30", 0xFF88: "Infineon my-d move",
     ]

@@ -368,7 +368,7 @@ public final class TagCommandChannel {
     public private(set) var directTransmitLe: Bool?
 
     /// `FF 00 00 00 Lc command [Le]`, in the form this reader takes.
-    private func directTransmit(_ command: [UInt8]) throws -> ResponseAPDU {
+    func directTransmit(_ command: [UInt8]) throws -> ResponseAPDU {
         apdusSent += 1
         let r = try transport.send(CommandAPDU(cla: 0xFF, ins: 0x00, p1: 0, p2: 0, data: command, ne: directTransmitLe == false ? nil : 256))
         guard directTransmitLe == nil else { return r }

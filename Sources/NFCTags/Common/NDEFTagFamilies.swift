@@ -53,6 +53,7 @@ public enum NDEFTagFamilies {
             Type2Tag.self,
             Type5Tag.self,
             Type3Tag.self,
+            Type1Tag.self,
             Type4Tag.self,
         ]
     }

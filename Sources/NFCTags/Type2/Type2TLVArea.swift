@@ -28,9 +28,11 @@ public struct Type2TLVArea: Hashable, Sendable {
 
     /// Parses the TLVs in `memory[dataArea]`. Every length is checked against the data area.
     /// `controlTLVs`: lock and memory control TLVs (01, 02) reserve bytes, as on Type 2; Type 5
-    /// defines none, so there they are skipped like any unknown TLV.
-    public init(memory: [UInt8], dataArea: Range<Int>, controlTLVs: Bool = true) throws(TagError) {
+    /// defines none, so there they are skipped like any unknown TLV. `reserved`: areas the tag
+    /// type reserves whatever the TLVs say (Type 1's blocks D and E, its chip's block F).
+    public init(memory: [UInt8], dataArea: Range<Int>, controlTLVs: Bool = true, reserved seed: [Range<Int>] = []) throws(TagError) {
         self.dataArea = dataArea
+        reserved = seed
         guard dataArea.upperBound <= memory.count else {
             throw TagError(.lengthLies, "the capability container claims \(dataArea.count) data bytes, the tag has \(max(0, memory.count - dataArea.lowerBound))")
         }

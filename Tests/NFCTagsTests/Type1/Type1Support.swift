@@ -1,0 +1,86 @@
+import ISO7816
+import NFCTags
+import Testing
+import VirtualCard
+
+/// A Type 1 tag model behind a reader model, detected the way the CLI detects it.
+enum Type1Harness {
+    /// Detects the tag behind `reader` over `channel` (a plain channel when nil).
+    static func detect(_ reader: Type1Reader, channel: (any CardChannel)? = nil, tolerant: Bool = false,
+                       observer: ((Exchange) -> Void)? = nil) throws -> Type1Tag {
+        let transport = APDUTransport(channel: channel ?? CutChannel(card: reader, cutAfter: nil), observer: observer)
+        let commands = reader.form == .acs ? TagCommandChannel(transport: transport, dialect: .acr122u, readerName: "ACS ACR122U") : nil
+        return try Type1Tag.detect(transport, atr: reader.atr, readerName: reader.form.rawValue, tolerant: tolerant, commands: commands)
+    }
+
+    /// Whether a pseudo-APDU carries a write to the tag, in any form.
+    static func isWrite(_ c: [UInt8]) -> Bool {
+        guard c.count > 4, c[0] == 0xFF else { return false }
+        if c[1] == 0x00, c.count > 8, c[5] == 0xD4, c[6] == 0x40 { return [0x53, 0x1A, 0x54, 0x1B].contains(c[8]) }
+        return [0x56, 0x58, 0x5E, 0x60, 0xD6].contains(c[1])
+    }
+
+    /// A memory image from `blocks` (block number → 8 bytes), zeros elsewhere.
+    static func image(size: Int, _ blocks: [Int: [UInt8]]) -> [UInt8] {
+        var m = [UInt8](repeating: 0, count: size)
+        for (b, bytes) in blocks { m.replaceSubrange((b * 8)..<(b * 8 + bytes.count), with: bytes) }
+        return m
+    }
+}
+
+/// What a reader sees on a Type 1 tag, decided from the bytes alone (T1TOP: CC at 08, the
+/// TLVs from 0C, blocks D-E reserved (and F on dynamic memory), control TLVs reserving more, the
+/// first NDEF TLV), so the library cannot grade its own work. A magic number of 00 with the rest
+/// of the CC sound is the invalid message a cut write leaves: it reads as empty.
+enum ReferenceType1 {
+    static func walk(_ m: [UInt8], staticMemory: Bool) -> (reserved: Set<Int>, ndefStart: Int?, reading: ReferenceType2.Reading) {
+        guard m.count >= 16, m[9] >> 4 == 1 else { return ([], nil, .broken("no valid CC")) }
+        if m[8] == 0x00 { return ([], nil, .message([])) }
+        guard m[8] == 0xE1 else { return ([], nil, .broken("NMN \(m[8])")) }
+        let end = min((Int(m[10]) + 1) * 8, m.count)
+        var reserved = Set(0x68..<(staticMemory ? 0x78 : 0x80))
+        var p = 12
+        func next() -> UInt8? {
+            while reserved.contains(p) { p += 1 }
+            guard p < end else { return nil }
+            defer { p += 1 }
+            return m[p]
+        }
+        while true {
+            while reserved.contains(p) { p += 1 }
+            let start = p
+            guard let tag = next() else { break }
+            if tag == 0x00 { continue }
+            if tag == 0xFE { break }
+            guard var length = next().map(Int.init) else { return (reserved, nil, .broken("TLV cut off")) }
+            if length == 0xFF {
+                guard let h = next(), let l = next() else { return (reserved, nil, .broken("length cut off")) }
+                length = Int(h) << 8 | Int(l)
+            }
+            if tag == 0x01 || tag == 0x02 {
+                guard length == 3, let a = next(), let b = next(), let c = next() else { return (reserved, nil, .broken("bad control TLV")) }
+                let position = Int(a >> 4) << Int(c & 0x0F) + Int(a & 0x0F)
+                let size = tag == 0x01 ? ((b == 0 ? 256 : Int(b)) + 7) / 8 : (b == 0 ? 256 : Int(b))
+                reserved.formUnion(position..<(position + size))
+                continue
+            }
+            var value: [UInt8] = []
+            for _ in 0..<length {
+                guard let b = next() else { return (reserved, nil, .broken("TLV \(tag) runs past the end")) }
+                value.append(b)
+            }
+            if tag == 0x03 { return (reserved, start, .message(value)) }
+        }
+        return (reserved, nil, .broken("no NDEF TLV"))
+    }
+
+    static func read(_ m: [UInt8], staticMemory: Bool) -> ReferenceType2.Reading { walk(m, staticMemory: staticMemory).reading }
+
+    /// Addresses a write may change: the magic number and the data area from the NDEF TLV on,
+    /// less reserved bytes.
+    static func writableBytes(_ m: [UInt8], staticMemory: Bool) -> Set<Int> {
+        let (reserved, start, _) = walk(m, staticMemory: staticMemory)
+        guard let start else { return [8] }
+        return Set(start..<min((Int(m[10]) + 1) * 8, m.count)).subtracting(reserved).union([8])
+    }
+}
