@@ -43,9 +43,12 @@ extension Type1Tag {
         let message = try readNDEF()
         let start = tlv.ndefTLVPosition!
         var positions = tlv.positions(from: start, count: 1 + tlv.ndefLengthFieldSize + message.count + 1)
-        if positions.count == 1 + tlv.ndefLengthFieldSize + message.count + 1 {
+        // The terminator after it, where this reader reaches it.
+        if positions.count == 1 + tlv.ndefLengthFieldSize + message.count + 1, positions.last! < reachableEnd {
             try ensureRead(positions.last!..<(positions.last! + 1))
             if image[positions.last!] != 0xFE { positions.removeLast() }
+        } else if positions.count == 1 + tlv.ndefLengthFieldSize + message.count + 1 {
+            positions.removeLast()
         }
         let end = (positions.last ?? start) + 1
         try ensureRead(dataArea.lowerBound..<end)
