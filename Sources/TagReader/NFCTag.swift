@@ -88,6 +88,10 @@ public enum NFCTag: Sendable {
             self = .iso15693(ISO15693Tag(connection))
         } else if Type3Tag.isType3(atr: atr) {
             self = .feliCa(FeliCaTag(connection))
+        } else if Type1Tag.isType1(atr: atr) {
+            // A Type 1 tag (Topaz): ISO 14443-3A without anticollision, no MIFARE; its NDEF side
+            // works as every family's does.
+            self = .miFare(MiFareTag(connection, family: .unknown))
         } else if let storage = (try? ATR(bytes: atr))?.storageCard {
             self = .miFare(MiFareTag(connection, family: Self.family(storage.cardName, atr: atr)))
         } else {

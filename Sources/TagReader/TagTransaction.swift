@@ -174,6 +174,8 @@ public struct TagInspection: Sendable {
     public var type3Locks: Type3LockState?
     /// MIFARE Classic: which NDEF sectors are read-only for good.
     public var classicLocks: MifareClassicLockState?
+    /// Type 1: the CC's access byte, LOCK0/LOCK1 and the dynamic lock bytes.
+    public var type1Locks: Type1LockState?
 }
 
 extension TagTransaction {
@@ -264,7 +266,10 @@ extension TagTransaction {
         if let t3, let locks3 { canLock = t3.polling.isLite && t3.attribute != nil && !locks3.isFullyLocked }
         let classicLocks = try (tag as? MifareClassicNDEFTag)?.readLockState()
         if let classicLocks { canLock = !classicLocks.isFullyLocked }
-        var inspection = TagInspection(locks: locks, canMakeReadOnly: canLock, type5Locks: locks5, type3Locks: locks3, classicLocks: classicLocks)
+        let t1 = tag as? Type1Tag
+        let locks1 = try t1?.readLockState()
+        if let t1, let locks1 { canLock = t1.lockRefusal == nil && !locks1.isFullyLocked && t1.capabilityContainer.valid }
+        var inspection = TagInspection(locks: locks, canMakeReadOnly: canLock, type5Locks: locks5, type3Locks: locks3, classicLocks: classicLocks, type1Locks: locks1)
         do {
             let message = try tag.readNDEF()
             if !message.isEmpty { _ = try NDEFMessage(decoding: message) }

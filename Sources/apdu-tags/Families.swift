@@ -5,6 +5,7 @@ import ArgumentParser
 /// Every family, one line each: the type named here brings the family's `apdu emulate` flags and
 /// its subcommand group (see `EmulatedFamily`). Adding a family is its folder and one line here.
 struct Families: ParsableArguments {
+    @OptionGroup var type1: Type1Family
     @OptionGroup var type2: Type2Family
     @OptionGroup var type3: Type3Family
     @OptionGroup var type4: Type4Family

@@ -4,7 +4,7 @@ import ISO7816
 
 /// What the ndef-* commands need from any NFC Forum tag type.
 public protocol NDEFTag: AnyObject {
-    /// `type2`, `type3`, `type4`, `type5` or `classic` (NDEF on MIFARE Classic).
+    /// `type1`, `type2`, `type3`, `type4`, `type5` or `classic` (NDEF on MIFARE Classic).
     var kind: String { get }
     /// Mapping (Type 4) or CC (Type 2) version, e.g. "2.0" or "1.0".
     var mappingVersion: String { get }
@@ -73,7 +73,7 @@ public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bo
     guard let family = NDEFTagFamilies.family(of: atr) else {
         let storage = (try? ATR(bytes: atr))?.storageCard
         let name = storage.map { $0.name ?? "storage card \(Hex.encode([UInt8($0.cardName >> 8), UInt8($0.cardName & 0xFF)]))" } ?? "this card"
-        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 2, 3, 4 or 5 tag nor a MIFARE Classic")
+        throw TagError(.notNDEF, "no NDEF support for this card: \(name) is not an NFC Forum Type 1, 2, 3, 4 or 5 tag nor a MIFARE Classic")
     }
     if password != nil && !(family is Type2Tag.Type) {
         throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one")

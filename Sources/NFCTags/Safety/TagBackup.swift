@@ -5,6 +5,8 @@ import ISO7816
 /// What a tag held before a write: enough to put it back byte for byte, without trusting
 /// anything the tag holds afterwards (a cut write may leave a length that lies).
 ///
+/// - Type 1: the bytes from 0C (the first TLV) to the end of the NDEF TLV (and its terminator),
+///   the CC (with the magic number E1) and the UID.
 /// - Type 2: the data-area bytes from the first TLV up to the end of the NDEF TLV (and its
 ///   terminator), whole pages, with the CC and the UID they belong to.
 /// - Type 4: the NDEF file's NLEN/ENLEN and message.
@@ -28,7 +30,7 @@ import ISO7816
 public struct TagBackup: Sendable, Hashable {
     public static let header = "# apdu tag backup: put it back with `apdu ndef-write --restore FILE`"
 
-    /// `type2`, `type3`, `type4`, `type5` or `classic`; nil for a bare message (an older backup, or any NDEF file).
+    /// `type1`, `type2`, `type3`, `type4`, `type5` or `classic`; nil for a bare message (an older backup, or any NDEF file).
     public var kind: String?
     public var uid: [UInt8]?
     /// Type 2: the CC (page 3); Type 4: the capability container file.
@@ -99,8 +101,8 @@ public struct TagBackup: Sendable, Hashable {
         }
         guard values["format"]?.0 == "1" else { throw ParseError(line: values["format"]?.1 ?? 0, reason: "unknown backup format (1 expected)") }
         let kind = values["kind"]?.0
-        guard let kind, ["type2", "type3", "type4", "type5", "classic"].contains(kind) else {
-            throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type2, type3, type4, type5 or classic")
+        guard let kind, ["type1", "type2", "type3", "type4", "type5", "classic"].contains(kind) else {
+            throw ParseError(line: values["kind"]?.1 ?? 0, reason: "kind must be type1, type2, type3, type4, type5 or classic")
         }
         guard let (startText, startLine) = values["start"], let start = Int(startText), (0...0xFFFF).contains(start) else {
             throw ParseError(line: values["start"]?.1 ?? 0, reason: "start must be a byte address")

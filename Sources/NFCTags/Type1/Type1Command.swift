@@ -120,7 +120,7 @@ public enum Type1Command: Hashable, Sendable, CustomStringConvertible {
             throw TagCommandError(.malformed, "a Type 1 \(Hex.encode([code])) frame is \(expected) bytes (command, operands, UID0-3), this one is \(frame.count)")
         }
         let uid = Array(frame.suffix(4))
-        let a = frame[1], d = frame[2], eight = Array(frame[2..<10])
+        let a = frame[1], d = frame[2], eight = frame.count == 14 ? Array(frame[2..<10]) : []
         switch code {
         case 0x78: return (.rid, uid)
         case 0x00: return (.rall, uid)

@@ -74,7 +74,8 @@ public struct Type1LockState: TagLockState {
     }
 
     public var isFullyLocked: Bool { ccWriteAccess == 0x0F && staticLockBytes == [0xFF, 0xFF] && dynamicFullyLocked() }
+    /// Some lock set but not all: the factory's bits (blocks 0, D, E, F) do not count.
     public var isPartlyLocked: Bool {
-        !isFullyLocked && (ccWriteAccess != 0 || staticLockBytes != [0, 0] || dynamicLockBytes.contains { $0.value != 0 })
+        !isFullyLocked && (ccWriteAccess != 0 || staticLockBytes[0] & 0xFE != 0 || staticLockBytes[1] & 0x1F != 0 || dynamicLockBytes.contains { $0.value != 0 })
     }
 }

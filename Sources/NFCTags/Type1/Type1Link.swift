@@ -43,7 +43,7 @@ public enum Type1ReaderForm: String, Sendable, Hashable, CaseIterable, CustomStr
     }
 
     /// Why the form cannot carry `command`, for messages.
-    func refusal(_ command: Type1Command) -> String {
+    public func refusal(_ command: Type1Command) -> String {
         switch self {
         case .acs: return "the PN532 in ACS readers cannot send \(command.name)\(command.code == 0x10 ? " past segment 0" : "") to a Type 1 tag"
         case .binary: return "a reader that maps Type 1 onto READ/UPDATE BINARY has no \(command.name)"
@@ -133,6 +133,19 @@ public final class Type1Link {
         case .binary: data = try viaBinary(command)
         }
         return try complete(data, for: command)
+    }
+
+    /// Sends a frame as T1TOP writes it (`apdu transceive 78 00 00 00 00 00 00`) through this
+    /// reader's form: the command is taken apart and carried as the form takes it. A frame for
+    /// another UID, or a command the tag does not answer, is `.noAnswer`, as on the air.
+    /// - Throws: `TagCommandError` for a malformed frame or one the form cannot carry (nothing
+    ///   is sent); the channel's errors.
+    public func transceive(_ frame: [UInt8]) throws -> TagAnswer {
+        let (command, uid) = try Type1Command.parse(frame)
+        if command != .rid, uid != header.uid4 { return .noAnswer }
+        do { return .data(try send(command)) } catch let e as TagError where e.kind == .readFailed || e.kind == .writeFailed {
+            return .noAnswer
+        }
     }
 
     /// Puts back what a form strips (the address), and checks the length.

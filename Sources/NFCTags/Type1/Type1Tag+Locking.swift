@@ -29,6 +29,18 @@ extension Type1Tag {
         return state
     }
 
+    /// Why this reader's form cannot lock the tag (nil: it can): lock bits are set only with
+    /// WRITE-NE, and a Topaz 512's dynamic lock bytes in block F only with WRITE-NE8.
+    public var lockRefusal: String? {
+        if !link.form.carries(.writeNoErase(address: 0x70, byte: 0xFF)) {
+            return "\(link.form.refusal(.writeNoErase(address: 0x70, byte: 0xFF))): lock bits are set only with WRITE-NE"
+        }
+        if let area = dynamicLockArea, !header.staticMemory, area.position >= 0x78, !link.form.carries(.writeNoErase8(block: 0x0F, bytes: [])) {
+            return "the dynamic lock bytes in block F need WRITE-NE8, and \(link.form.refusal(.writeNoErase8(block: 0x0F, bytes: [])))"
+        }
+        return nil
+    }
+
     public typealias LockReport = NFCTags.LockReport<Type1LockState>
     public static let locksDescription = "CC write access 0F, LOCK0/LOCK1 and the dynamic lock bits set"
 

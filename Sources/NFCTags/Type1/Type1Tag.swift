@@ -108,9 +108,10 @@ public final class Type1Tag: PermanentlyLockable {
         guard claimed > 0x0C else { throw TagError(.badCapabilityContainer, "the capability container announces no data area (CC \(capabilityContainer.bytes.hexString))") }
         memorySize = claimed
         do {
-            if !capabilityContainer.valid { throw capabilityContainerInvalid }
+            // A cut write's tag (magic number 00) keeps its TLVs: walked all the same, so a
+            // restore knows the capacity; reading it says the message is invalid.
             try walkTLVs()
-            layoutError = nil
+            layoutError = capabilityContainer.valid ? nil : capabilityContainerInvalid
         } catch let error as TagError where tolerant {
             layoutError = error
         }

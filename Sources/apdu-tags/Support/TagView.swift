@@ -43,6 +43,12 @@ struct TagView {
             m.append(("blockCount", t5.blockCount.map(JSON.int) ?? .null))
             description = "Type 5 tag (\(t5.chipDescription)), mapping \(t5.mappingVersion)" + (t5.uid.map { ", UID \($0.hexString)" } ?? "")
                 + (t5.blockCount.map { ", \($0) blocks of \(t5.blockSize) bytes" } ?? ", blocks of \(t5.blockSize) bytes")
+        } else if let t1 = tag as? Type1Tag {
+            m.append(("chip", .string(t1.chip?.name ?? "unknown T1T")))
+            m.append(("hr", .hex(t1.header.bytes)))
+            m.append(("readerForm", .string(t1.link.form.rawValue)))
+            description = "Type 1 tag (\(t1.chip?.name ?? "unknown T1T, HR \(t1.header.bytes.hexString)")), mapping \(t1.mappingVersion)" + (t1.uid.map { ", UID \($0.hexString)" } ?? "")
+                + ", \(t1.memorySize) bytes of \(t1.header.staticMemory ? "static" : "dynamic") memory"
         } else if let t3 = tag as? Type3Tag {
             m.append(("chip", .string(t3.polling.productName)))
             m.append(("pmm", .hex(t3.polling.pmm)))

@@ -136,7 +136,8 @@ struct Type1FaultMatrixTests {
                 }
                 if now != start, let backup, restoredFrom.insert(now).inserted {
                     let restored = h.model(now)
-                    try h.detect(restored, tolerant: true).0.restore(backup, allowingOtherTag: false)
+                    // The backup as the CLI keeps it: a text file, parsed back.
+                    try h.detect(restored, tolerant: true).0.restore(try TagBackup(parsing: backup.encoded()), allowingOtherTag: false)
                     #expect(h.read(restored.contents) == .message(old), "\(h.layout): restore after a cut at \(n) reads \(h.read(restored.contents))")
                     tally.restores += 1
                 }

@@ -70,6 +70,8 @@ extension APDUCommand {
                 (details, lines) = type3Details(t3, locks: locks, canLock: canLock, reader: view.reader)
             } else if let classic = tag as? MifareClassicNDEFTag, let locks = inspection.classicLocks {
                 (details, lines) = classicDetails(classic, locks: locks, canLock: canLock)
+            } else if let t1 = tag as? Type1Tag, let locks = inspection.type1Locks {
+                (details, lines) = type1Details(t1, locks: locks, canLock: canLock)
             }
             if output.json {
                 Terminal.print(JSON.object([
@@ -109,6 +111,28 @@ extension APDUCommand {
             if locks.isPartlyLocked {
                 lines.append("  PARTLY LOCKED: \(locks.ccWriteAccess != 0 ? "the CC says read-only" : "some blocks are locked") but not every lock is set\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")")
             }
+            return (details, lines)
+        }
+
+        func type1Details(_ t1: Type1Tag, locks: Type1LockState, canLock: Bool) -> ([(String, JSON)], [String]) {
+            let cc = t1.capabilityContainer
+            let locked = locks.lockedBlocks.sorted().map { Hex.encode([UInt8($0)]) }
+            let details: [(String, JSON)] = [
+                ("capabilityContainer", .hex(cc.bytes)), ("memorySize", .int(t1.memorySize)), ("reachableCapacity", .int(t1.reachableCapacity)),
+                ("locks", .object([("ccWriteAccess", .int(Int(locks.ccWriteAccess))), ("lock0", .hex([locks.staticLockBytes[0]])), ("lock1", .hex([locks.staticLockBytes[1]])),
+                                   ("dynamic", .hex(locks.dynamicLockBytes.map(\.value))), ("lockedBlocks", .array(locked.map(JSON.string))),
+                                   ("complete", .bool(locks.isFullyLocked)), ("partial", .bool(locks.isPartlyLocked))])),
+                ("lockRefusal", t1.lockRefusal.map(JSON.string) ?? .null),
+            ]
+            var lines = ["  CC \(Hex.encode(cc.bytes, separator: " ")): \(t1.memorySize) bytes, read access \(cc.readAccess), write access \(cc.writeAccess); reader form \(t1.link.form.rawValue)",
+                         "  locks: LOCK0 \(Hex.encode([locks.staticLockBytes[0]])) LOCK1 \(Hex.encode([locks.staticLockBytes[1]]))"
+                            + (locks.dynamicLockBytes.isEmpty ? "" : ", dynamic \(Hex.encode(locks.dynamicLockBytes.map(\.value), separator: " "))")
+                            + "; locked blocks \(locked.joined(separator: " "))"]
+            if t1.reachableCapacity < t1.capacity {
+                lines.append("  this reader reaches \(t1.reachableCapacity) of the \(t1.capacity) bytes (\(t1.link.form.refusal(.read8(block: 0x10))))")
+            }
+            if let why = t1.lockRefusal { lines.append("  cannot be locked through this reader: \(why)") }
+            if locks.isPartlyLocked { lines.append("  PARTLY LOCKED\(canLock ? " (apdu ndef-lock --yes finishes the lock)" : "")") }
             return (details, lines)
         }
 

@@ -10,7 +10,7 @@ extension APDUCommand {
     struct TagInfo: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "tag-info",
-            abstract: "Identify a tag: Type 2 chip (GET_VERSION), UID, NXP originality signature, NFC counter; Type 5 system info; Type 3 IDm, PMm, systems.",
+            abstract: "Identify a tag: Type 2 chip (GET_VERSION), UID, NXP originality signature, NFC counter; Type 5 system info; Type 3 IDm, PMm, systems; Type 1 header ROM, UID, memory and locks.",
             discussion: """
                 The signature is checked against NXP's published keys (ECDSA secp128r1, through OpenSSL). One that \
                 does not verify is reported (signature.valid false, exit 0), not treated as an error: the tag answered. \
@@ -73,12 +73,12 @@ extension APDUCommand {
                         if r?.statusWord == .success { firstBlock = r?.data }
                     }
                     defer { forms = commands.spokenForms }
-                    if let o = try otherFamily(atr, commands, firstBlock: firstBlock) {
+                    if let o = Type1Tag.isType1(atr: atr) ? try type1(atr, commands, reader: reader) : try otherFamily(atr, commands, firstBlock: firstBlock) {
                         other = OperationResult(json: o.json + [("dialect", .string(commands.dialect.rawValue))], lines: o.lines)
                         return (reader, commands.dialect, nil)
                     }
                     guard Type2Tag.isType2(atr: atr) else {
-                        throw Failure(.unexpected, "not a Type 2, 3 or 5 tag (the ATR is not a PC/SC Part 3 Ultralight-family, ISO 15693 or FeliCa storage card)")
+                        throw Failure(.unexpected, "not a Type 1, 2, 3 or 5 tag (the ATR is not a PC/SC Part 3 Ultralight-family, ISO 15693 or FeliCa storage card, nor a Topaz)")
                     }
                     return (reader, commands.dialect, try Type2Identity.read(commands.transport, atr: atr, commands: commands))
                 }

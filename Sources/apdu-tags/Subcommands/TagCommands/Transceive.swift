@@ -16,7 +16,9 @@ extension APDUCommand {
             discussion: """
                 The desktop sendMiFareCommand: the reader adds the CRC. apdu transceive 60 (GET_VERSION), \
                 apdu transceive 3A0010 (FAST_READ pages 0-16), apdu transceive C2FF 01000000 (SECTOR_SELECT sector 1: \
-                silence after the second frame is its acknowledgement). All frames run in one transaction and one \
+                silence after the second frame is its acknowledgement). A Type 1 tag (Topaz) takes its frames as T1TOP \
+                writes them, without CRC: apdu transceive 78000000000000 (RID), 00000000000000 with UID0-3 last (RALL); \
+                they go through the reader's Type 1 form (ACS InDataExchange, SCM FF 50-FF 60, or READ/UPDATE BINARY). All frames run in one transaction and one \
                 transparent session, which ends on every path. A NAK or no answer stops the batch (the tag goes idle) \
                 and exits 1. Readers: PC/SC Part 3 transparent exchange (ACR1252U, uTrust, OMNIKEY 5x22) or ACR122U; \
                 --reader-dialect overrides the detection.
@@ -47,19 +49,30 @@ extension APDUCommand {
                 var rows: [(frame: [UInt8], answer: TagAnswer)] = []
                 // A NAK or silence (but SECTOR_SELECT's passive ACK) leaves the tag idle: stop there.
                 var stopped = false
+                var typeOneForm: Type1ReaderForm?
                 let (reader, dialect) = try NativeCommands.run(reader: readerOptions.requestedReader, wait: readerOptions.waitDuration,
-                                                               observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, _, commands in
+                                                               observer: traceOptions.observer, dialect: dialect.readerDialect) { reader, atr, commands in
+                    // A Type 1 tag: its frames go through the form this reader carries them in.
+                    let type1 = Type1Tag.isType1(atr: atr) ? try Type1Link.open(transport: commands.transport, atr: atr, readerName: reader, commands: commands) : nil
+                    if type1 != nil {
+                        // Every frame must be a T1TOP command before the first is sent.
+                        for (i, frame) in frames.enumerated() {
+                            do throws(TagCommandError) { _ = try Type1Command.parse(frame) } catch { throw Failure(.usage, "frame \(i + 1) (\(frame.hexString)): \(error.message)") }
+                        }
+                    }
                     for frame in frames {
-                        let answer = try commands.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
+                        let answer = try type1.map { try $0.transceive(frame) }
+                            ?? commands.transceive(frame, secretFrom: frame.first == 0x1B && !traceOptions.showSecrets ? 1 : nil)
                         rows.append((frame, answer))
-                        stopped = commands.tagIdle
+                        stopped = type1 == nil ? commands.tagIdle : answer == .noAnswer
                         if stopped { break }
                     }
+                    typeOneForm = type1?.form
                     return (reader, commands.dialect)
                 }
                 if output.json {
                     Terminal.print(JSON.object([
-                        ("reader", .string(reader)), ("dialect", .string(dialect.rawValue)),
+                        ("reader", .string(reader)), ("dialect", .string(typeOneForm.map { "type1-\($0.rawValue)" } ?? dialect.rawValue)),
                         ("exchanges", .array(rows.map { Self.json($0.frame, $0.answer, showSecrets: traceOptions.showSecrets) })),
                     ]).serialized)
                 } else {
