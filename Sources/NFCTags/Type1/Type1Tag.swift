@@ -181,7 +181,7 @@ public final class Type1Tag: PermanentlyLockable {
     }
 
     public var status: NDEFStatus {
-        if !capabilityContainer.valid || capabilityContainer.readAccess != 0 { return .notSupported }
+        if !capabilityContainer.valid || capabilityContainer.readAccess != 0 || layoutError?.kind == .notNDEF { return .notSupported }
         if capabilityContainer.writeAccess != 0 { return .readOnly }
         guard let start = tlv.ndefTLVPosition, let state = try? readLockState() else { return .readWrite }
         let locked = state.lockedBlocks

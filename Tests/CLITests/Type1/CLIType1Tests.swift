@@ -12,6 +12,39 @@ import VirtualCard
 struct CLIType1Tests {
     func state() -> String { NativeNDEFChecks.state() }
 
+    @Test("nfcpy's images through pcscd behind each form: the messages, capacities and refusals nfcpy's tests assert", arguments: Type1Reader.Form.allCases)
+    func nfcpyImages(_ form: Type1Reader.Form) async throws {
+        let s = NfcpyType1Images.staticImage()
+        let cases: [(String, Type1TagModel.Chip, [UInt8], [UInt8]?, Int)] = [
+            ("A1", .genericStatic, s, NfcpyType1Images.message42, 90),
+            ("E (Topaz 96)", .topaz96, NfcpyType1Images.staticImage(version: 0x10), NfcpyType1Images.message42, 90),
+            ("A6", .genericStatic, Array(s[0..<12]) + [0x00] + Array(s[12..<119]), NfcpyType1Images.message42, 89),
+            ("A7", .genericStatic, Array(s[0..<12]) + [0xFD, 0x01, 0x00] + Array(s[12..<117]), NfcpyType1Images.message42, 87),
+            ("A8", .genericStatic, Array(s[0..<12]) + [0xFE] + Array(s[12..<119]), nil, 0),
+            ("A9", .genericStatic, Array(s[0..<12]) + [UInt8](repeating: 0, count: 108), nil, 0),
+            ("B1", .genericDynamic, NfcpyType1Images.dynImage, NfcpyType1Images.message461, 462),
+            ("F (Topaz 512)", .topaz512, NfcpyType1Images.t512Image, NfcpyType1Images.message254, 462),
+        ]
+        for (name, chip, image, message, capacity) in cases {
+            let model = Type1TagModel(chip: chip, uid: Array(image[0..<7]), memory: image)
+            try await withInsertedCard(Type1Reader(form, tag: model)) { inserted in
+                let read = try runAPDU(["ndef-read", "--raw", "-r", inserted.reader])
+                let status = try runAPDU(["ndef-status", "--json", "-r", inserted.reader])
+                guard let message else {
+                    #expect(read.status == 1 && status.stdout.contains("\"status\":\"notSupported\""), "\(name): \(read.status) \(read.stderr) \(status.stdout)")
+                    return
+                }
+                if form == .acs && chip.dynamic {
+                    #expect(read.status == 69 && read.stderr.contains("PN532"), "\(name): \(read.status) \(read.stderr)")
+                    return
+                }
+                #expect(read.status == 0 && read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == Hex.encode(message), "\(name): \(read.stderr)")
+                let doc = try #require(try status.json() as? [String: Any], "\(name): \(status.stderr)")
+                #expect(doc["capacity"] as? Int == capacity && doc["length"] as? Int == message.count, "\(name): \(status.stdout)")
+            }
+        }
+    }
+
     @Test("ndef-write / ndef-read / ndef-status / ndef-lock (needs --yes) on each chip",
           arguments: [("topaz96", Type1Reader.Form.acs), ("topaz96", .scm), ("topaz512", .scm), ("topaz512", .binary)])
     func ndefCommands(_ chip: String, _ form: Type1Reader.Form) async throws {
