@@ -246,6 +246,68 @@ func benchFamily(reader: String) throws -> Never {
     exit(0)
 }
 
+/// `apdu-bench type1`: Type 1 tags behind each reader form, in process (the frames are what
+/// the tag receives, whatever carries them): the frames `ndef-read` sends for a full Topaz 512
+/// (462 bytes), and `ndef-write` for a 400-byte message, each against the minimum the form
+/// allows. Read minimum: RID (for the UID) and the four segments by RSEG where the form has it
+/// (nfcpy and Android: RID, RALL, READ8 of block F, 3 RSEG); a form without RSEG past segment 0
+/// cannot read it all. Write minimum: RID, one RSEG per segment the old or the new message spans
+/// (a byte is written only where the tag is known to hold something else, and the old message
+/// is backed up), the magic number to 00 and back, one WRITE-E8 per changed data block (block
+/// 1's bytes one by one), one RSEG per segment written to read it back. Prints "form chip what
+/// frames minimum" lines.
+func benchType1() throws -> Never {
+    func tagFrames(_ form: Type1Reader.Form, _ model: Type1TagModel, _ body: (Type1Tag) throws -> Void) throws -> Int {
+        let reader = Type1Reader(form, tag: model)
+        let transport = APDUTransport(channel: EmulatedChannel(card: reader))
+        let commands = form == .acs ? TagCommandChannel(transport: transport, dialect: .acr122u, readerName: "ACR122U") : nil
+        let before = model.commands.count
+        try body(try Type1Tag.detect(transport, atr: reader.atr, commands: commands))
+        return model.commands.count - before
+    }
+    for form in Type1Reader.Form.allCases {
+        // A full Topaz 512, written through a form that reaches it all.
+        let full = Type1TagModel(chip: .topaz512)
+        _ = try tagFrames(.scm, full) { try $0.writeNDEF([UInt8](repeating: 0x61, count: 462)) }
+        let fullImage = full.contents
+        if form == .acs {
+            print("\(form.rawValue) topaz512 read-462 - unreachable")
+        } else {
+            let reads = try tagFrames(form, Type1TagModel(chip: .topaz512, memory: fullImage)) { _ = try $0.readNDEF() }
+            print("\(form.rawValue) topaz512 read-462 \(reads) 5")
+        }
+        // 400 bytes over a 100-byte message.
+        let model = Type1TagModel(chip: .topaz512)
+        _ = try tagFrames(.scm, model) { try $0.writeNDEF([UInt8](repeating: 0x62, count: 100)) }
+        let start = model.contents
+        if form == .acs {
+            print("\(form.rawValue) topaz512 write-400 - unreachable")
+            continue
+        }
+        let mark = model.commands.count
+        let writes = try tagFrames(form, model) { try $0.writeNDEF([UInt8](repeating: 0x63, count: 400)) }
+        if getenv("APDU_BENCH_TRACE") != nil { print(model.commands[mark...].map { Hex.encode([$0]) }.joined(separator: " ")) }
+        let after = model.contents
+        let changedBlocks = (2..<64).filter { b in (b * 8..<(b * 8 + 8)).contains { start[$0] != after[$0] } }
+        let block1Bytes = (9..<16).filter { start[$0] != after[$0] }.count
+        // Segments read first: those the old message and the new one span (a byte is written only
+        // when the tag is known to hold something else there); read back: those written.
+        let oldEnd = 0x80 + (100 + 4 + 1 - (0x68 - 0x16)), newEnd = 0x80 + (400 + 4 + 1 - (0x68 - 0x16))
+        let readFirst = (max(oldEnd, newEnd) - 1) / 128 + 1
+        let readBack = Set(changedBlocks.map { $0 / 16 }).count
+        print("\(form.rawValue) topaz512 write-400 \(writes) \(1 + readFirst + 2 + changedBlocks.count + block1Bytes + readBack)")
+    }
+    // A Topaz 96 through the PN532: RID and RALL read it all; a write is byte by byte.
+    let small = Type1TagModel(chip: .topaz96)
+    let reads = try tagFrames(.acs, small) { _ = try $0.readNDEF() }
+    print("acs topaz96 read-90 \(reads) 2")
+    exit(0)
+}
+
+if arguments.count == 2, arguments[1] == "type1" {
+    do { try benchType1() } catch { print("\(error)"); exit(74) }
+}
+
 if arguments.count == 3, arguments[1] == "family" {
     do { try benchFamily(reader: arguments[2]) } catch { print("\(error)"); exit(74) }
 }

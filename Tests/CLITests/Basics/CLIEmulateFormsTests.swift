@@ -54,7 +54,7 @@ struct CLIEmulateFormsTests {
     func help() throws {
         let help = try runAPDU(["emulate", "--help"])
         #expect(help.status == 0)
-        for form in ["demo", "script", "replay", "type2", "type3", "type4", "type5", "classic", "ntag424", "desfire", "mrtd"] {
+        for form in ["demo", "script", "replay", "type1", "type2", "type3", "type4", "type5", "classic", "ntag424", "desfire", "mrtd"] {
             #expect(help.stdout.contains("  \(form) "), "\(form) missing: \(help.stdout)")
             let own = try runAPDU(["emulate", form, "--help"])
             #expect(own.status == 0 && own.stdout.contains("USAGE: apdu emulate \(form)") && own.stdout.contains("--port"), "\(form): \(own.stdout)")
@@ -65,6 +65,7 @@ struct CLIEmulateFormsTests {
         #expect(try runAPDU(["emulate", "type2", "--help"]).stdout.contains("<chip>"))
         #expect(try runAPDU(["emulate", "desfire", "--help"]).stdout.contains("--generation"))
         #expect(try runAPDU(["emulate", "mrtd", "--help"]).stdout.contains("--save-specimen"))
+        #expect(try runAPDU(["emulate", "type1", "--help"]).stdout.contains("--reader-form"))
     }
 
     @Test("usage errors of the forms: one message naming the problem, exit 64")
@@ -74,7 +75,9 @@ struct CLIEmulateFormsTests {
                                      (["desfire", "nope"], "'nope' is invalid"), (["mrtd", "--can", "12a"], "--can: a card access number"),
                                      (["mrtd", "--data", "/tmp", "--can", "1"], "--data serves a document of its own"),
                                      (["type4", "--save"], "--save needs --ndef"), (["demo", "--port", "0"], "--port must be 1-65535"),
-                                     (["classic", "classic-9k"], "'classic-9k' is invalid")] {
+                                     (["classic", "classic-9k"], "'classic-9k' is invalid"),
+                                     (["type1", "topaz1k"], "unknown type1 chip 'topaz1k'"), (["type1", "topaz96", "--reader-form", "pn533"], "'pn533' is invalid"),
+                                     (["type1", "topaz96", "--uid", "0102"], "--uid must be 7 bytes")] {
             // --port 1: a form that wrongly accepts its arguments fails to reach vpcd instead of serving.
             let r = try runAPDU(["emulate"] + arguments + (arguments.contains("--port") ? [] : ["--port", "1", "--once"]))
             #expect(r.status == 64 && r.stderr.contains(message), "\(arguments): \(r.stderr)")
