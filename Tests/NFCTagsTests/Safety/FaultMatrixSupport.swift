@@ -58,9 +58,14 @@ enum ReferenceType2 {
     /// The TLV walk: reserved bytes, where the NDEF TLV starts, and what a reader sees.
     static func walk(_ m: [UInt8]) -> (reserved: Set<Int>, ndefStart: Int?, reading: Reading) {
         guard m.count >= 16, m[12] == 0xE1, m[13] >> 4 == 1 else { return ([], nil, .broken("no valid CC")) }
-        let end = min(16 + Int(m[14]) * 8, m.count)
-        var reserved = Set<Int>()
-        var p = 16
+        return walkTLVs(m, from: 16, end: min(16 + Int(m[14]) * 8, m.count))
+    }
+
+    /// The TLVs of `m[from..<end]` (Types 2 and 1): lock and memory control TLVs reserving bytes
+    /// on top of `reserved`, the first NDEF TLV.
+    static func walkTLVs(_ m: [UInt8], from: Int, end: Int, reserved initial: Set<Int> = []) -> (reserved: Set<Int>, ndefStart: Int?, reading: Reading) {
+        var reserved = initial
+        var p = from
         func next() -> UInt8? {
             while reserved.contains(p) { p += 1 }
             guard p < end else { return nil }

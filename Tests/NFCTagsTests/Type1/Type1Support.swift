@@ -37,41 +37,7 @@ enum ReferenceType1 {
         guard m.count >= 16, m[9] >> 4 == 1 else { return ([], nil, .broken("no valid CC")) }
         if m[8] == 0x00 { return ([], nil, .message([])) }
         guard m[8] == 0xE1 else { return ([], nil, .broken("NMN \(m[8])")) }
-        let end = min((Int(m[10]) + 1) * 8, m.count)
-        var reserved = Set(0x68..<(staticMemory ? 0x78 : 0x80))
-        var p = 12
-        func next() -> UInt8? {
-            while reserved.contains(p) { p += 1 }
-            guard p < end else { return nil }
-            defer { p += 1 }
-            return m[p]
-        }
-        while true {
-            while reserved.contains(p) { p += 1 }
-            let start = p
-            guard let tag = next() else { break }
-            if tag == 0x00 { continue }
-            if tag == 0xFE { break }
-            guard var length = next().map(Int.init) else { return (reserved, nil, .broken("TLV cut off")) }
-            if length == 0xFF {
-                guard let h = next(), let l = next() else { return (reserved, nil, .broken("length cut off")) }
-                length = Int(h) << 8 | Int(l)
-            }
-            if tag == 0x01 || tag == 0x02 {
-                guard length == 3, let a = next(), let b = next(), let c = next() else { return (reserved, nil, .broken("bad control TLV")) }
-                let position = Int(a >> 4) << Int(c & 0x0F) + Int(a & 0x0F)
-                let size = tag == 0x01 ? ((b == 0 ? 256 : Int(b)) + 7) / 8 : (b == 0 ? 256 : Int(b))
-                reserved.formUnion(position..<(position + size))
-                continue
-            }
-            var value: [UInt8] = []
-            for _ in 0..<length {
-                guard let b = next() else { return (reserved, nil, .broken("TLV \(tag) runs past the end")) }
-                value.append(b)
-            }
-            if tag == 0x03 { return (reserved, start, .message(value)) }
-        }
-        return (reserved, nil, .broken("no NDEF TLV"))
+        return ReferenceType2.walkTLVs(m, from: 12, end: min((Int(m[10]) + 1) * 8, m.count), reserved: Set(0x68..<(staticMemory ? 0x78 : 0x80)))
     }
 
     static func read(_ m: [UInt8], staticMemory: Bool) -> ReferenceType2.Reading { walk(m, staticMemory: staticMemory).reading }
