@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SUN", targets: ["SUN"]),
         // Passports and ID cards over any APDU channel, without the reader stack.
         .library(name: "MRTD", targets: ["MRTD"]),
+        .library(name: "EMV", targets: ["EMV"]),
         .library(name: "SUNStore", targets: ["SUNStore"]),
     ],
     dependencies: [
@@ -59,6 +60,9 @@ let package = Package(
         // Passports and ID cards (ICAO 9303): MRZ, LDS, BAC, PACE, secure messaging, passive, active
         // and chip authentication over any APDU channel; libcrypto, no reader stack.
         .target(name: "MRTD", dependencies: ["ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
+        // Payment cards (EMV), read-only: the data dictionary, DOLs, the AFL, offline data
+        // authentication and the CA keys; pure, over any CardChannel.
+        .target(name: "EMV", dependencies: ["ISO7816", "CardCrypto", "COpenSSL"]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
         .target(name: "SUN", dependencies: ["COpenSSL", "CardCrypto"], linkerSettings: staticCrypto),
         // SQLite (libsqlite3) for the SUN replay counters.
@@ -103,6 +107,7 @@ let package = Package(
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
+        .testTarget(name: "EMVTests", dependencies: ["EMV", "ISO7816", "CardCrypto", "COpenSSL"]),
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // The library's reader against the emulated chip, written apart from each other.
         .testTarget(name: "MRTDInteropTests", dependencies: ["MRTD", "VirtualCard", "ISO7816", "CardCrypto"]),
