@@ -26,6 +26,8 @@ struct TestRSAKey {
             guard BN_mod_inverse(d, three, phi, ctx) != nil else { continue }
             var nb = [UInt8](repeating: 0, count: bytes), db = [UInt8](repeating: 0, count: bytes)
             BN_bn2binpad(n, &nb, Int32(bytes)); BN_bn2binpad(d, &db, Int32(bytes))
+            // Every signed message starts 6A: the modulus must be above it, as issued keys are.
+            guard nb[0] >= 0x80 else { continue }
             return TestRSAKey(modulus: nb, privateExponent: db)
         }
     }

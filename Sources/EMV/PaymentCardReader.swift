@@ -1,0 +1,280 @@
+// Reading a payment card without changing it: SELECT, one GET PROCESSING OPTIONS, the records
+// the AFL names, GET DATA, the transaction log, and offline data authentication. The commands
+// this code can send are listed in `PaymentCardReader.instructions`; no other reaches the card.
+import CardCrypto
+import ISO7816
+
+/// What the terminal side puts into the card's PDOL and DDOL: neutral values (amount 0), today's
+/// date, a fresh unpredictable number.
+public struct TerminalData: Sendable, Hashable {
+    /// Terminal country code (9F1A), 2 bytes BCD: given, else the card's issuer country (5F28)
+    /// when the FCI has it, else 0840.
+    public var country: [UInt8]?
+    /// Transaction currency code (5F2A): given, else the card's (9F42), else 0840 (US dollar).
+    public var currency: [UInt8]?
+    /// 9A, YYMMDD in BCD.
+    public var date: [UInt8]
+    public var unpredictableNumber: [UInt8]
+
+    public static let defaultCountry: [UInt8] = [0x08, 0x40]
+    public static let defaultCurrency: [UInt8] = [0x08, 0x40]
+
+    public init(country: [UInt8]? = nil, currency: [UInt8]? = nil, date: [UInt8], unpredictableNumber: [UInt8] = secureRandomBytes(4)) {
+        self.country = country
+        self.currency = currency
+        self.date = date
+        self.unpredictableNumber = unpredictableNumber
+    }
+
+    /// The values by tag, for `DataObjectList.build`: TTQ with EMV mode, amount 0, terminal
+    /// type 22, a non-zero 9F6E (Amex refuses GPO when it is zero), the rest zero-filled.
+    func values(cardCountry: [UInt8]?, cardCurrency: [UInt8]?) -> [[UInt8]: [UInt8]] {
+        [
+            [0x9F, 0x66]: [0x36, 0x00, 0x40, 0x00],
+            [0x9F, 0x02]: [0, 0, 0, 0, 0, 0], [0x9F, 0x03]: [0, 0, 0, 0, 0, 0],
+            [0x9F, 0x1A]: country ?? cardCountry ?? Self.defaultCountry,
+            [0x5F, 0x2A]: currency ?? cardCurrency ?? Self.defaultCurrency,
+            [0x9A]: date, [0x9C]: [0x00], [0x9F, 0x37]: unpredictableNumber,
+            [0x9F, 0x35]: [0x22], [0x9F, 0x6E]: [0xD8, 0xB0, 0x00, 0x00],
+            [0x9F, 0x33]: [0xE0, 0xF0, 0xC8], [0x9F, 0x40]: [0x60, 0x00, 0xF0, 0xA0, 0x01],
+            [0x95]: [0, 0, 0, 0, 0],
+        ]
+    }
+}
+
+/// A card's transaction log entry (9F4D / DF60, decoded with the log format 9F4F).
+public struct PaymentLogEntry: Sendable, Hashable {
+    /// Minor units (9F02).
+    public var amount: Int?
+    /// ISO 4217 numeric (5F2A), "0978".
+    public var currency: String?
+    /// "2026-11-27" (9A).
+    public var date: String?
+    public var type: UInt8?
+    /// ISO 3166 numeric (9F1A).
+    public var country: String?
+    public var atc: Int?
+    public var fields: [[UInt8]: [UInt8]]
+}
+
+/// Which offline data authentication the card offers and what came of it.
+public struct ODAResult: Sendable, Hashable {
+    public enum Method: String, Sendable, Hashable { case sda = "SDA", dda = "DDA", fdda = "fDDA", cda = "CDA", none }
+    public enum Outcome: String, Sendable, Hashable {
+        case verified, failed
+        case noCAKey = "no-ca-key"
+        case notOffered = "not-offered"
+        /// CDA alone: it signs GENERATE AC's answer, which a read never asks for.
+        case notVerified = "not-verified"
+    }
+    public var method: Method
+    public var result: Outcome
+    /// Every method the AIP and the answers offer.
+    public var offered: [Method]
+    /// What failed, or why nothing could be proven.
+    public var reason: String?
+    public var caIndex: UInt8?
+    public var caKeyIsTest = false
+    /// SDA's Data Authentication Code; DDA/fDDA's ICC Dynamic Number.
+    public var dataAuthenticationCode: [UInt8]?
+    public var iccDynamicNumber: [UInt8]?
+}
+
+/// Everything a read found.
+public struct PaymentCardRead: Sendable {
+    public var application: PaymentApplication
+    /// Each tag's first value, from the FCI, GPO, records and GET DATA.
+    public var data: [[UInt8]: [UInt8]]
+    public var pan: String?
+    public var expiry: EMVMonth?
+    public var atc: Int?
+    public var lastOnlineATC: Int?
+    public var pinTriesLeft: Int?
+    public var log: [PaymentLogEntry]
+    public var oda: ODAResult
+    /// The records read: SFI, record number, the bytes.
+    public var records: [(sfi: Int, record: Int, bytes: [UInt8])]
+}
+
+/// Reads payment cards over any `CardChannel`, changing nothing on them.
+public final class PaymentCardReader {
+    /// Every instruction this type can send: SELECT, READ RECORD, GET PROCESSING OPTIONS (once
+    /// per selection), GET DATA, INTERNAL AUTHENTICATE. Never GENERATE AC, VERIFY, EXTERNAL
+    /// AUTHENTICATE, PUT DATA, UPDATE RECORD, PIN CHANGE/UNBLOCK, APPLICATION BLOCK/UNBLOCK or
+    /// CARD BLOCK.
+    public static let instructions: Set<UInt8> = [0xA4, 0xB2, 0xA8, 0xCA, 0x88]
+
+    public let transport: APDUTransport
+    public var caKeys: CAPublicKeys
+    public var terminal: TerminalData
+    /// Commands sent so far.
+    public internal(set) var exchanges = 0
+    private var gpoSent = false
+
+    /// A new selection: one GET PROCESSING OPTIONS is allowed again.
+    func selected() { gpoSent = false }
+
+    public init(transport: APDUTransport, caKeys: CAPublicKeys = CAPublicKeys(), terminal: TerminalData) {
+        self.transport = transport
+        self.caKeys = caKeys
+        self.terminal = terminal
+    }
+
+    /// One command; private answers (records, GPO) are marked so traces show them as `**`.
+    func send(_ command: CommandAPDU, privateAnswer: Bool = false) throws -> ResponseAPDU {
+        precondition(Self.instructions.contains(command.ins), "the EMV reader sends only SELECT, READ RECORD, GPO, GET DATA and INTERNAL AUTHENTICATE")
+        exchanges += 1
+        return try transport.send(command, secret: nil, secretResponse: privateAnswer)
+    }
+
+    /// Selects the application (`aid`, else the highest-priority one the card lists), sends one
+    /// GET PROCESSING OPTIONS, reads the AFL's records, the counters and the log, and runs
+    /// offline data authentication.
+    /// - Throws: `PaymentCardError` (`.noApplication`, `.refused` for a refused GPO,
+    ///   `.malformed`), or the channel's errors (a card pulled: PCSCError / TransmitError).
+    public func read(aid requested: [UInt8]? = nil) throws -> PaymentCardRead {
+        var app: PaymentApplication
+        if let requested {
+            app = PaymentApplication(aid: requested, source: .aidList)
+        } else {
+            guard let first = try applications().first(where: { !$0.blocked }) else {
+                throw PaymentCardError(.noApplication, "every payment application on the card is blocked (62 83)")
+            }
+            app = first
+        }
+        let selected = try select(app.aid)
+        guard selected.statusWord == .success || (selected.statusWord == StatusWord(0x62, 0x85) && !selected.data.isEmpty) else {
+            if selected.statusWord == StatusWord(0x62, 0x83) { throw PaymentCardError(.noApplication, "application \(app.aid.hexString) is blocked (62 83)") }
+            throw PaymentCardError(.noApplication, "the card refused SELECT of \(app.aid.hexString): \(selected.statusWord) (\(selected.statusWord.meaning.text))")
+        }
+        let fci = try decode(selected.data, what: "the FCI")
+        var data: [[UInt8]: [UInt8]] = [:]
+        func keep(_ objects: [TLV]) { for o in EMVRecordSet.flatten(objects) where o.children == nil && data[o.tag] == nil { data[o.tag] = o.value } }
+        keep(fci)
+        let named = application(entry: EMVRecordSet.flatten(fci), aid: data[[0x84]] ?? app.aid, source: app.source)
+        app.label = app.label ?? named.label
+        app.preferredName = app.preferredName ?? named.preferredName
+        app.priority = app.priority ?? named.priority
+        app.kernelIdentifier = app.kernelIdentifier ?? named.kernelIdentifier
+
+        // GET PROCESSING OPTIONS, once per selection (a second is 69 85 on real cards, and each
+        // moves the ATC).
+        guard !gpoSent else { throw PaymentCardError(.refused, "GET PROCESSING OPTIONS was sent already since this selection") }
+        gpoSent = true
+        var pdol: DataObjectList?
+        if let raw = data[[0x9F, 0x38]] {
+            do throws(EMVFormatError) { pdol = try DataObjectList(parsing: raw) } catch { throw PaymentCardError(.malformed, "the PDOL: \(error.message)") }
+        }
+        let values = terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]])
+        let pdolData = pdol?.build(values) ?? []
+        let gpo = try send(CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0, p2: 0, data: [0x83] + BERTLV.encodeLength(pdolData.count) + pdolData, ne: 256), privateAnswer: true)
+        if gpo.statusWord == .conditionsNotSatisfied {
+            throw PaymentCardError(.refused, "the card refused GET PROCESSING OPTIONS with 69 85 (conditions of use not satisfied)\(pdol == nil ? "" : " to the PDOL data \(pdolData.hexString)")")
+        }
+        guard gpo.statusWord == .success else {
+            throw PaymentCardError(.refused, "the card refused GET PROCESSING OPTIONS: \(gpo.statusWord) (\(gpo.statusWord.meaning.text))")
+        }
+        let gpoObjects = try decode(gpo.data, what: "the GET PROCESSING OPTIONS answer")
+        var gpoSDAD: [UInt8]?
+        if let f1 = gpoObjects.first(where: { $0.tag == [0x80] }) {
+            guard f1.value.count >= 2 else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 80) has no AIP") }
+            data[[0x82]] = Array(f1.value.prefix(2))
+            if f1.value.count > 2 { data[[0x94]] = Array(f1.value.dropFirst(2)) }
+        } else if let f2 = gpoObjects.first(where: { $0.tag == [0x77] }), let children = f2.children {
+            for o in EMVRecordSet.flatten(children) where o.children == nil { data[o.tag] = o.value }
+            gpoSDAD = children.first { $0.tag == [0x9F, 0x4B] }?.value
+            guard data[[0x82]] != nil else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 77) has no AIP (82)") }
+        } else {
+            throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer is neither format 80 nor 77: \(gpo.data.prefix(4).hexString)…")
+        }
+        let afl: ApplicationFileLocator?
+        if let raw = data[[0x94]] {
+            do throws(EMVFormatError) { afl = try ApplicationFileLocator(parsing: raw) } catch { throw PaymentCardError(.malformed, error.message) }
+        } else if data[[0x57]] != nil {
+            afl = nil   // everything came in the GPO answer (track 2 there)
+        } else {
+            throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer has no AFL (94) and no track 2: nothing says where the card's data is")
+        }
+
+        // The records the AFL names.
+        var records: [(sfi: Int, record: Int, bytes: [UInt8])] = []
+        var staticData: [UInt8] = []
+        for (sfi, record, signed) in afl?.records ?? [] {
+            let r = try send(CommandAPDU(cla: 0x00, ins: 0xB2, p1: UInt8(record), p2: UInt8(sfi << 3 | 0x04), ne: 256), privateAnswer: true)
+            guard r.statusWord == .success else {
+                throw PaymentCardError(.malformed, "record \(record) of SFI \(sfi), named by the AFL, cannot be read: \(r.statusWord) (\(r.statusWord.meaning.text))")
+            }
+            records.append((sfi, record, r.data))
+            let objects = try decode(r.data, what: "record \(record) of SFI \(sfi)")
+            if sfi <= 10 {
+                guard objects.count == 1, objects[0].tag == [0x70] else {
+                    throw PaymentCardError(.malformed, "record \(record) of SFI \(sfi) is not one 70 template")
+                }
+                if signed { staticData += objects[0].value }
+            } else if signed {
+                staticData += r.data
+            }
+            keep(objects)
+        }
+
+        // Counters and the log format; 6A88 (not available) is not an error.
+        var getData: [[UInt8]: [UInt8]] = [:]
+        for tag in [[0x9F, 0x36], [0x9F, 0x13], [0x9F, 0x17], [0x9F, 0x4F]] as [[UInt8]] {
+            let r = try send(CommandAPDU(cla: 0x80, ins: 0xCA, p1: tag[0], p2: tag[1], ne: 256))
+            guard r.statusWord == .success, let o = (try? BERTLV.decode(r.data))?.first(where: { $0.tag == tag }) else { continue }
+            getData[tag] = o.value
+            if data[tag] == nil { data[tag] = o.value }
+        }
+
+        let log = try readLog(data: data)
+        let pan = data[[0x5A]].map { EMVCertificates.digits($0) } ?? data[[0x57]].map(Self.track2PAN)
+        var expiry: EMVMonth?
+        if let e = data[[0x5F, 0x24]], e.count == 3, let y = EMVMonth.bcd(e[0]), let m = EMVMonth.bcd(e[1]), (1...12).contains(m) {
+            expiry = EMVMonth(year: 2000 + y, month: m)
+        } else if let t2 = data[[0x57]] {
+            expiry = Self.track2Expiry(t2)
+        }
+        let oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan)
+        func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
+        return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
+                               lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records)
+    }
+
+    func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {
+        do { return try BERTLV.decode(bytes) } catch { throw PaymentCardError(.malformed, "\(what) does not parse: \(error)") }
+    }
+
+    /// The log named by the FCI (9F4D, or Visa's DF60: SFI and count), decoded with 9F4F.
+    func readLog(data: [[UInt8]: [UInt8]]) throws -> [PaymentLogEntry] {
+        guard let entry = data[[0x9F, 0x4D]] ?? data[[0xDF, 0x60]], entry.count == 2, (1...30).contains(Int(entry[0])),
+              let formatBytes = data[[0x9F, 0x4F]] else { return [] }
+        let format: DataObjectList
+        do throws(EMVFormatError) { format = try DataObjectList(parsing: formatBytes) } catch { throw PaymentCardError(.malformed, "the log format (9F4F): \(error.message)") }
+        var out: [PaymentLogEntry] = []
+        for record in 1...max(1, Int(entry[1])) {
+            let r = try send(CommandAPDU(cla: 0x00, ins: 0xB2, p1: UInt8(record), p2: entry[0] << 3 | 0x04, ne: 256))
+            guard r.statusWord == .success else { break }
+            guard let fields = try? format.split(r.data) else { break }
+            var map: [[UInt8]: [UInt8]] = [:]
+            for f in fields { map[f.tag] = f.value }
+            func bcd(_ v: [UInt8]?) -> String? { v.map { $0.map { String($0 >> 4, radix: 16) + String($0 & 0x0F, radix: 16) }.joined() } }
+            let date = map[[0x9A]].flatMap { d -> String? in d.count == 3 ? "20\(bcd([d[0]])!)-\(bcd([d[1]])!)-\(bcd([d[2]])!)" : nil }
+            let amount = bcd(map[[0x9F, 0x02]]).flatMap { Int($0) }
+            out.append(PaymentLogEntry(amount: amount, currency: bcd(map[[0x5F, 0x2A]]), date: date, type: map[[0x9C]]?.first,
+                                       country: bcd(map[[0x9F, 0x1A]]), atc: map[[0x9F, 0x36]].map { $0.reduce(0) { $0 << 8 | Int($1) } }, fields: map))
+        }
+        return out
+    }
+
+    static func track2PAN(_ t2: [UInt8]) -> String {
+        let digits = t2.flatMap { [Int($0 >> 4), Int($0 & 0x0F)] }
+        return digits.prefix { $0 != 0x0D }.map(String.init).joined()
+    }
+
+    static func track2Expiry(_ t2: [UInt8]) -> EMVMonth? {
+        let digits = t2.flatMap { [Int($0 >> 4), Int($0 & 0x0F)] }
+        guard let sep = digits.firstIndex(of: 0x0D), digits.count >= sep + 5 else { return nil }
+        let y = digits[sep + 1] * 10 + digits[sep + 2], m = digits[sep + 3] * 10 + digits[sep + 4]
+        return (1...12).contains(m) ? EMVMonth(year: 2000 + y, month: m) : nil
+    }
+}
