@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
-        .testTarget(name: "EMVTests", dependencies: ["EMV", "ISO7816", "CardCrypto", "COpenSSL"]),
+        .testTarget(name: "EMVTests", dependencies: ["EMV", "ISO7816", "CardCrypto", "COpenSSL", "VirtualCard"]),
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // The library's reader against the emulated chip, written apart from each other.
         .testTarget(name: "MRTDInteropTests", dependencies: ["MRTD", "VirtualCard", "ISO7816", "CardCrypto"]),

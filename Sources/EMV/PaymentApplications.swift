@@ -88,8 +88,22 @@ extension PaymentCardReader {
     /// The card's payment applications: PPSE, else PSE, else the known AIDs (Book 1 §12.3): 6A81
     /// ends the search, 6A82 tries the next source; an application answering 62 83 is listed as
     /// blocked; 62 85 with an FCI is accepted; a partial AID is followed with SELECT next.
-    /// Sends no GET PROCESSING OPTIONS.
-    public func applications() throws -> [PaymentApplication] {
+    /// Sends no GET PROCESSING OPTIONS. `probe`: each application a directory lists is selected
+    /// too, to learn whether it is blocked and what its FCI adds (its preferred name).
+    public func applications(probe: Bool = true) throws -> [PaymentApplication] {
+        var listed = try directoryApplications()
+        guard probe else { return listed }
+        for i in listed.indices where listed[i].source != .aidList {
+            let r = try select(listed[i].aid)
+            listed[i].blocked = r.statusWord == StatusWord(0x62, 0x83)
+            let fci = application(fci: r.data, aid: listed[i].aid, source: listed[i].source)
+            listed[i].preferredName = listed[i].preferredName ?? fci.preferredName
+            listed[i].label = listed[i].label ?? fci.label
+        }
+        return listed
+    }
+
+    func directoryApplications() throws -> [PaymentApplication] {
         let ppse = try select(Self.ppseName)
         if ppse.statusWord == StatusWord(0x6A, 0x81) { throw PaymentCardError(.noApplication, "the card refused SELECT of the payment directory with 6A81 (function not supported): it ends the search (EMV Book 1 §12.3)") }
         if ppse.statusWord == .success || ppse.statusWord == StatusWord(0x62, 0x85) {

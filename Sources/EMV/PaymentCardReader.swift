@@ -133,19 +133,17 @@ public final class PaymentCardReader {
     /// - Throws: `PaymentCardError` (`.noApplication`, `.refused` for a refused GPO,
     ///   `.malformed`), or the channel's errors (a card pulled: PCSCError / TransmitError).
     public func read(aid requested: [UInt8]? = nil) throws -> PaymentCardRead {
-        var app: PaymentApplication
-        if let requested {
-            app = PaymentApplication(aid: requested, source: .aidList)
-        } else {
-            guard let first = try applications().first(where: { !$0.blocked }) else {
-                throw PaymentCardError(.noApplication, "every payment application on the card is blocked (62 83)")
-            }
-            app = first
+        // The candidates in priority order; a blocked one (62 83) is skipped (Book 1 §12.4).
+        let candidates = try requested.map { [PaymentApplication(aid: $0, source: .aidList)] } ?? applications(probe: false).filter { !$0.blocked }
+        var chosen: (PaymentApplication, ResponseAPDU)?
+        var refusals: [String] = []
+        for candidate in candidates {
+            let r = try select(candidate.aid)
+            if r.statusWord == .success || (r.statusWord == StatusWord(0x62, 0x85) && !r.data.isEmpty) { chosen = (candidate, r); break }
+            refusals.append("\(candidate.aid.hexString): \(r.statusWord == StatusWord(0x62, 0x83) ? "blocked (62 83)" : "\(r.statusWord) (\(r.statusWord.meaning.text))")")
         }
-        let selected = try select(app.aid)
-        guard selected.statusWord == .success || (selected.statusWord == StatusWord(0x62, 0x85) && !selected.data.isEmpty) else {
-            if selected.statusWord == StatusWord(0x62, 0x83) { throw PaymentCardError(.noApplication, "application \(app.aid.hexString) is blocked (62 83)") }
-            throw PaymentCardError(.noApplication, "the card refused SELECT of \(app.aid.hexString): \(selected.statusWord) (\(selected.statusWord.meaning.text))")
+        guard var (app, selected) = chosen else {
+            throw PaymentCardError(.noApplication, "no payment application could be selected (\(refusals.joined(separator: "; ")))")
         }
         let fci = try decode(selected.data, what: "the FCI")
         var data: [[UInt8]: [UInt8]] = [:]
