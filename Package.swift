@@ -77,7 +77,7 @@ let package = Package(
         // SELECT allowlist file. No tag family: what `apdu send` and the other APDU commands stand on.
         .target(name: "CardReaders", dependencies: ["PCSC", "ISO7816", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
-        .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD"]),
+        .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD", "EMV"]),
         // The CLI's shared parts (output, options, exit codes) and the commands that need no tag
         // family: status words, APDUs, readers, NDEF offline.
         .target(
@@ -95,7 +95,7 @@ let package = Package(
             name: "apdu-tags",
             dependencies: [
                 "APDUCommandLine", "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "CardReaders", "TagReader", "Diagnostics", "SUN", "SUNStore",
-                "MRTD", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MRTD", "EMV", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.

@@ -276,3 +276,12 @@ public final class PaymentCardReader {
         return (1...12).contains(m) ? EMVMonth(year: 2000 + y, month: m) : nil
     }
 }
+
+/// How a PAN is shown unless asked: its first 6 and last 4 digits.
+public enum EMVMasking {
+    /// `476173******0119`.
+    public static func masked(_ pan: String) -> String {
+        guard pan.count > 10 else { return String(repeating: "*", count: pan.count) }
+        return String(pan.prefix(6)) + String(repeating: "*", count: pan.count - 10) + String(pan.suffix(4))
+    }
+}

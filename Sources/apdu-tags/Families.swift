@@ -14,6 +14,7 @@ struct Families: ParsableArguments {
     @OptionGroup var ntag424: NTAG424Family
     @OptionGroup var desfire: DESFireFamily
     @OptionGroup var mrtd: MRTDFamily
+    @OptionGroup var emv: EMVFamily
 
     /// The families, in the order above, as parsed.
     var all: [any EmulatedFamily] { Mirror(reflecting: self).children.compactMap { ($0.value as? any FamilyOptionGroup)?.family } }

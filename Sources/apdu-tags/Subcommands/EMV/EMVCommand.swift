@@ -1,0 +1,61 @@
+// Payment cards in the CLI: `apdu emv info | read`. The EMV module does the work, read-only;
+// these commands parse, call it and print, private data masked unless asked.
+import APDUCommandLine
+import ArgumentParser
+import CardReaders
+import EMV
+import FoundationEssentials
+import ISO7816
+import PCSC
+
+extension APDUCommand {
+    /// `apdu emv …`: payment cards (EMV), strictly read-only.
+    struct EMVCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "emv",
+            abstract: "Payment cards (EMV), read-only: list the applications, read one and prove what a read can prove.",
+            discussion: """
+                Nothing is changed on the card: the only commands sent are SELECT, READ RECORD, one GET PROCESSING \
+                OPTIONS per selection (read only), GET DATA and INTERNAL AUTHENTICATE; never GENERATE AC, VERIFY or a \
+                PIN command. The PAN is shown as its first 6 and last 4 digits, and the name, track data and the ICC \
+                certificate not at all, unless --show-pan; traces and recordings show the answers that hold them as **. \
+                Exit codes: 0 read (offline data authentication verified, not offered, or no CA key for the card); \
+                1 the card refused (no payment application, GET PROCESSING OPTIONS refused); 65 offline data \
+                authentication failed; 69 no reader or card; 74 the card was removed, the exchange failed or the card's \
+                answers do not parse; 64 usage. See docs/emv.md.
+                """,
+            subcommands: [EMVInfo.self, EMVRead.self])
+    }
+}
+
+/// Connects to the card, runs `body` with a payment-card reader in one transaction (the trace
+/// and recording observe it), and turns the module's errors into exit codes.
+func withPaymentCard<T>(_ readerOptions: ReaderOptions, _ trace: TraceOptions, caKeys: CAPublicKeys = .builtIn, terminal: TerminalData,
+                        _ body: (_ reader: String, _ card: PaymentCardReader) throws -> T) throws -> T {
+    do {
+        return try readerOptions.withCard(transaction: true) { name, card in
+            let transport = APDUTransport(channel: PCSCChannel(card: card), observer: trace.observer)
+            return try body(name, PaymentCardReader(transport: transport, caKeys: caKeys, terminal: terminal))
+        }
+    } catch let e as PaymentCardError {
+        switch e.kind {
+        case .noApplication, .refused: throw Failure(.unexpected, e.message)
+        case .malformed: throw Failure(.ioError, "the card's answer does not parse: \(e.message)")
+        }
+    }
+}
+
+/// Today as EMV's 9A (YYMMDD, BCD), in UTC.
+func emvToday() -> [UInt8] {
+    let seconds = Int(Date.now.timeIntervalSince1970)
+    var days = seconds / 86400
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    days += 719468
+    let era = days / 146097, doe = days - era * 146097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153
+    let day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9
+    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+    func bcd(_ n: Int) -> UInt8 { UInt8((n / 10) << 4 | (n % 10)) }
+    return [bcd(year % 100), bcd(month), bcd(day)]
+}
