@@ -1,0 +1,150 @@
+import Foundation
+import ISO7816
+import Testing
+import TestSupport
+import VirtualCard
+
+/// Payment cards through pcscd: `apdu emv info` and `read` on each emulated profile (each
+/// selection rule, the Amex PDOL, records from 2, the logs, every ODA verdict), privacy in the
+/// output, traces and recordings, a card pulled after every exchange, and hostile answers.
+@Suite("Payment cards (EMV) through pcscd")
+struct CLIEMVTests {
+    static func caFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("emv-ca-\(UUID()).txt").path
+        try PaymentCardModel.caKeyFile.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("info and read on each profile: the applications, the verdict, masked PAN, exit codes",
+          arguments: [("visa", "fDDA", "verified"), ("mastercard", "DDA", "verified"), ("amex", "SDA", "verified"),
+                      ("contact", "none", "not-offered"), ("interac", "none", "not-offered")])
+    func profiles(_ name: String, _ method: String, _ result: String) async throws {
+        let card = PaymentCardModel(PaymentCardModel.Profile(rawValue: name)!)
+        let ca = try Self.caFile()
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        try await withInsertedCard(card) { inserted in
+            let info = try runAPDU(["emv", "info", "--json", "-r", inserted.reader])
+            #expect(info.status == 0, "\(info.stderr)")
+            let apps = try #require((try info.json() as? [String: Any])?["applications"] as? [[String: Any]])
+            #expect(!apps.isEmpty)
+            let atcBefore = card.atc
+            #expect(!card.receivedInstructions.contains(0xA8), "info sent GET PROCESSING OPTIONS")
+            let read = try runAPDU(["emv", "read", "--json", "-r", inserted.reader, "--ca-keys", ca])
+            #expect(read.status == 0, "\(read.stderr)")
+            let doc = try #require(try read.json() as? [String: Any])
+            let oda = try #require(doc["oda"] as? [String: Any])
+            #expect(oda["method"] as? String == method && oda["result"] as? String == result, "\(oda)")
+            #expect(doc["pan"] as? String == String(card.pan.prefix(6)) + String(repeating: "*", count: card.pan.count - 10) + String(card.pan.suffix(4)))
+            #expect(doc["expiry"] as? String == "2049-12" && card.atc == atcBefore + 1, "one GPO, one ATC step")
+            #expect(card.forbiddenCommands.isEmpty, "\(card.forbiddenCommands)")
+        }
+    }
+
+    @Test("the blocked application is listed and skipped; the log; --show-pan; --aid; no CA key is not a failure")
+    func details() async throws {
+        try await withInsertedCard(PaymentCardModel(.contact)) { inserted in
+            let info = try runAPDU(["emv", "info", "-r", inserted.reader])
+            #expect(info.stdout.contains("MAESTRO") && info.stdout.contains("BLOCKED (62 83)"), "\(info.stdout)")
+            let read = try runAPDU(["emv", "read", "-r", inserted.reader])
+            #expect(read.status == 0 && read.stdout.contains("DEBIT MASTERCARD"), "\(read.stdout) \(read.stderr)")
+        }
+        let visa = PaymentCardModel(.visa)
+        try await withInsertedCard(visa) { inserted in
+            let read = try runAPDU(["emv", "read", "--json", "-r", inserted.reader])
+            #expect(read.status == 0, "no CA key exits 0: \(read.stderr)")
+            let doc = try #require(try read.json() as? [String: Any])
+            #expect((doc["oda"] as? [String: Any])?["result"] as? String == "no-ca-key")
+            let log = try #require(doc["log"] as? [[String: Any]])
+            #expect(log.count == 3 && log[0]["amount"] as? Int == 1234 && log[0]["currency"] as? String == "0978" && log[0]["date"] as? String == "2026-11-20")
+            let shown = try runAPDU(["emv", "read", "--json", "--show-pan", "-r", inserted.reader])
+            #expect(shown.stdout.contains("\"pan\":\"\(visa.pan)\"") && shown.stdout.contains(PaymentCardModel.cardholderName), "\(shown.stdout)")
+            let byAID = try runAPDU(["emv", "read", "--json", "-r", inserted.reader, "--aid", "A0000000031010"])
+            #expect(byAID.status == 0)
+            let none = try runAPDU(["emv", "read", "-r", inserted.reader, "--aid", "A0000000049999"])
+            #expect(none.status == 1 && none.stderr.split(separator: "\n").count == 1, "\(none.stderr)")
+        }
+    }
+
+    @Test("privacy: no PAN, track or name bytes in the output, the trace or the recording of any command on any profile (hex in any case or spacing, and as digits)",
+          arguments: PaymentCardModel.Profile.allCases)
+    func privacy(_ profile: PaymentCardModel.Profile) async throws {
+        let card = PaymentCardModel(profile)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("emv-privacy-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let pan = card.pan
+        let panHex = pan.count % 2 == 0 ? pan : pan + "F"
+        let name = Array(PaymentCardModel.cardholderName.utf8).map { String(format: "%02X", $0) }.joined()
+        let secrets = [pan, panHex, name, String(panHex.dropFirst(4))]
+        try await withInsertedCard(card) { inserted in
+            for (i, command) in [["emv", "info"], ["emv", "read"], ["emv", "read", "--json"]].enumerated() {
+                let recording = "\(dir)/rec\(i).jsonl"
+                let r = try runAPDU(command + ["-r", inserted.reader, "--trace", "--record", recording])
+                #expect(r.status == 0, "\(r.stderr)")
+                let all = r.stdout + r.stderr + ((try? String(contentsOfFile: recording, encoding: .utf8)) ?? "")
+                let squashed = all.uppercased().filter { $0.isHexDigit }
+                for s in secrets where squashed.contains(s.uppercased()) {
+                    Issue.record("\(profile) \(command): \(s) appears in the output, trace or recording")
+                }
+            }
+        }
+    }
+
+    @Test("a card pulled after every exchange of read: exit 74, one line", arguments: [PaymentCardModel.Profile.visa, .mastercard])
+    func pulled(_ profile: PaymentCardModel.Profile) async throws {
+        let counter = PaymentCardModel(profile)
+        try await withInsertedCard(counter) { inserted in
+            let r = try runAPDU(["emv", "read", "-r", inserted.reader])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let total = counter.receivedInstructions.count
+        for n in 0..<total {
+            try await withInsertedCard(PaymentCardModel(profile), faults: Faults(removeAfter: n)) { inserted in
+                let r = try runAPDU(["emv", "read", "-r", inserted.reader])
+                #expect([74, 69].contains(r.status) && r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("Fatal"), "cut after \(n): \(r.status) \(r.stderr)")
+            }
+        }
+    }
+
+    /// A card whose answers are rewritten, for hostile input.
+    final class Hostile: EmulatedCard, @unchecked Sendable {
+        let card = PaymentCardModel(.mastercard)
+        let rewrite: @Sendable ([UInt8], [UInt8]) -> [UInt8]
+        init(_ rewrite: @escaping @Sendable (_ command: [UInt8], _ answer: [UInt8]) -> [UInt8]) { self.rewrite = rewrite }
+        var atr: [UInt8] { card.atr }
+        func reset() { card.reset() }
+        func process(_ apdu: [UInt8]) -> [UInt8] { rewrite(apdu, card.process(apdu)) }
+    }
+
+    @Test("hostile answers: malformed TLV, a lying length, a GPO answer without an AFL, 69 85, a record the AFL names missing, a tampered certificate: one line, a documented exit code")
+    func hostile() async throws {
+        let cases: [(String, Int32, @Sendable ([UInt8], [UInt8]) -> [UInt8])] = [
+            ("malformed FCI", 74, { c, a in c[1] == 0xA4 && c[4] == 7 ? [0x6F, 0x85, 0x01] + [0x90, 0x00] : a }),
+            ("lying GPO length", 74, { c, a in c[1] == 0xA8 ? [0x80, 0x40, 0x39, 0x80, 0x90, 0x00] : a }),
+            ("GPO without AFL", 74, { c, a in c[1] == 0xA8 ? [0x80, 0x02, 0x39, 0x80, 0x90, 0x00] : a }),
+            ("GPO refused", 1, { c, a in c[1] == 0xA8 ? [0x69, 0x85] : a }),
+            ("record past the card", 74, { c, a in c[1] == 0xB2 && c[2] == 2 ? [0x6A, 0x83] : a }),
+            ("tampered certificate", 65, { c, a in
+                guard c[1] == 0xB2, c[3] == 0x1C, a.count > 60 else { return a }
+                var t = a; t[50] ^= 0x01; return t }),
+        ]
+        let ca = try Self.caFile()
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        for (name, code, rewrite) in cases {
+            try await withInsertedCard(Hostile(rewrite)) { inserted in
+                let r = try runAPDU(["emv", "read", "-r", inserted.reader, "--ca-keys", ca])
+                #expect(r.status == code && r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("Fatal"), "\(name): \(r.status) \(r.stderr)")
+            }
+        }
+        // A wrong checksum in --ca-keys is refused with the line.
+        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("emv-bad-\(UUID()).txt").path
+        try (PaymentCardModel.caKeyFile.replacingOccurrences(of: "sha1 ", with: "sha1 00:")).write(toFile: bad, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: bad) }
+        try await withInsertedCard(PaymentCardModel(.visa)) { inserted in
+            let r = try runAPDU(["emv", "read", "-r", inserted.reader, "--ca-keys", bad])
+            #expect(r.status == 65 && r.stderr.contains("line 1"), "\(r.stderr)")
+        }
+        #expect(try runAPDU(["emv", "read", "--country", "12"]).status == 64)
+        #expect(try runAPDU(["emv", "read", "--aid", "zz"]).status == 64)
+    }
+}
