@@ -94,6 +94,8 @@ public struct PaymentCardRead: Sendable {
     public var oda: ODAResult
     /// The records read: SFI, record number, the bytes.
     public var records: [(sfi: Int, record: Int, bytes: [UInt8])]
+    /// Records the AFL names that the card did not give, and its answer ("SFI 2 record 1: 6A83").
+    public var unreadableRecords: [String] = []
 }
 
 /// Reads payment cards over any `CardChannel`, changing nothing on them.
@@ -197,10 +199,16 @@ public final class PaymentCardReader {
         // The records the AFL names.
         var records: [(sfi: Int, record: Int, bytes: [UInt8])] = []
         var staticData: [UInt8] = []
+        var unreadable: [String] = [], signedMissing: [String] = []
         for (sfi, record, signed) in afl?.records ?? [] {
             let r = try send(CommandAPDU(cla: 0x00, ins: 0xB2, p1: UInt8(record), p2: UInt8(sfi << 3 | 0x04), ne: 256), privateAnswer: true)
             guard r.statusWord == .success else {
-                throw PaymentCardError(.malformed, "record \(record) of SFI \(sfi), named by the AFL, cannot be read: \(r.statusWord) (\(r.statusWord.meaning.text))")
+                // Named but not given: said, and read on (a read-only tool shows what it can);
+                // a signed one leaves offline data authentication unable to pass.
+                let what = "SFI \(sfi) record \(record): \(r.statusWord)"
+                unreadable.append(what)
+                if signed { signedMissing.append(what) }
+                continue
             }
             records.append((sfi, record, r.data))
             let objects = try decode(r.data, what: "record \(record) of SFI \(sfi)")
@@ -225,17 +233,24 @@ public final class PaymentCardReader {
         }
 
         let log = try readLog(data: data)
-        let pan = data[[0x5A]].map { EMVCertificates.digits($0) } ?? data[[0x57]].map(Self.track2PAN)
+        // The PAN from 5A, else track 2 (57, or Mastercard's 9F6B), else track 1 (56); the expiry
+        // from 5F24, else the tracks.
+        let track2 = data[[0x57]] ?? (app.kernel == .mastercard ? data[[0x9F, 0x6B]] : nil)
+        let pan = data[[0x5A]].map { EMVCertificates.digits($0) } ?? track2.map(Self.track2PAN) ?? data[[0x56]].flatMap(Self.track1PAN)
         var expiry: EMVMonth?
         if let e = data[[0x5F, 0x24]], e.count == 3, let y = EMVMonth.bcd(e[0]), let m = EMVMonth.bcd(e[1]), (1...12).contains(m) {
             expiry = EMVMonth(year: 2000 + y, month: m)
-        } else if let t2 = data[[0x57]] {
-            expiry = Self.track2Expiry(t2)
         }
-        let oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan)
+        expiry = expiry ?? track2.flatMap(Self.track2Expiry) ?? data[[0x56]].flatMap(Self.track1Expiry)
+        var oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan)
+        if !signedMissing.isEmpty, oda.method != .none, oda.result == .verified || oda.result == .failed || oda.result == .notVerified {
+            oda.result = .failed
+            oda.reason = "the card did not give the signed record\(signedMissing.count == 1 ? "" : "s") \(signedMissing.joined(separator: ", ")) that \(oda.method.rawValue) covers"
+        }
         func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
         return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
-                               lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records)
+                               lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records,
+                               unreadableRecords: unreadable)
     }
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {
@@ -267,6 +282,21 @@ public final class PaymentCardReader {
     static func track2PAN(_ t2: [UInt8]) -> String {
         let digits = t2.flatMap { [Int($0 >> 4), Int($0 & 0x0F)] }
         return digits.prefix { $0 != 0x0D }.map(String.init).joined()
+    }
+
+    /// Track 1 (56, ASCII `B<PAN>^<name>^<YYMM>…`): the PAN.
+    static func track1PAN(_ t1: [UInt8]) -> String? {
+        let text = String(decoding: t1, as: UTF8.self)
+        guard text.first == "B", let caret = text.firstIndex(of: "^") else { return nil }
+        let pan = String(text[text.index(after: text.startIndex)..<caret])
+        return pan.allSatisfy(\.isNumber) && !pan.isEmpty ? pan : nil
+    }
+
+    /// Track 1's expiry, the 4 digits after the second `^`.
+    static func track1Expiry(_ t1: [UInt8]) -> EMVMonth? {
+        let parts = String(decoding: t1, as: UTF8.self).split(separator: "^", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[2].count >= 4, let yy = Int(parts[2].prefix(2)), let mm = Int(parts[2].dropFirst(2).prefix(2)), (1...12).contains(mm) else { return nil }
+        return EMVMonth(year: 2000 + yy, month: mm)
     }
 
     static func track2Expiry(_ t2: [UInt8]) -> EMVMonth? {

@@ -123,7 +123,7 @@ struct CLIEMVTests {
             ("lying GPO length", 74, { c, a in c[1] == 0xA8 ? [0x80, 0x40, 0x39, 0x80, 0x90, 0x00] : a }),
             ("GPO without AFL", 74, { c, a in c[1] == 0xA8 ? [0x80, 0x02, 0x39, 0x80, 0x90, 0x00] : a }),
             ("GPO refused", 1, { c, a in c[1] == 0xA8 ? [0x69, 0x85] : a }),
-            ("record past the card", 74, { c, a in c[1] == 0xB2 && c[2] == 2 ? [0x6A, 0x83] : a }),
+            ("a signed record the AFL names, not given", 65, { c, a in c[1] == 0xB2 && c[2] == 1 && c[3] == 0x14 ? [0x6A, 0x83] : a }),
             ("tampered certificate", 65, { c, a in
                 guard c[1] == 0xB2, c[3] == 0x1C, a.count > 60 else { return a }
                 var t = a; t[50] ^= 0x01; return t }),
