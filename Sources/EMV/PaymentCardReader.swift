@@ -144,9 +144,11 @@ public final class PaymentCardReader {
             if r.statusWord == .success || (r.statusWord == StatusWord(0x62, 0x85) && !r.data.isEmpty) { chosen = (candidate, r); break }
             refusals.append("\(candidate.aid.hexString): \(r.statusWord == StatusWord(0x62, 0x83) ? "blocked (62 83)" : "\(r.statusWord) (\(r.statusWord.meaning.text))")")
         }
-        guard var (app, selected) = chosen else {
+        guard let chosen else {
             throw PaymentCardError(.noApplication, "no payment application could be selected (\(refusals.joined(separator: "; ")))")
         }
+        var app = chosen.0
+        let selected = chosen.1
         let fci = try decode(selected.data, what: "the FCI")
         var data: [[UInt8]: [UInt8]] = [:]
         func keep(_ objects: [TLV]) { for o in EMVRecordSet.flatten(objects) where o.children == nil && data[o.tag] == nil { data[o.tag] = o.value } }

@@ -1,6 +1,6 @@
 // The RSA public operation EMV's certificates and signatures use (ISO/IEC 9796-2 message
 // recovery, EMV Book 2 Annex A2.1): X = S^e mod n, through libcrypto's BIGNUM.
-import COpenSSL
+internal import COpenSSL
 
 enum RSARecovery {
     /// `signature`^`exponent` mod `modulus`, as many bytes as the modulus; nil when the
