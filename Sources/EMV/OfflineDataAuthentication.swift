@@ -5,6 +5,19 @@
 import ISO7816
 
 extension PaymentCardReader {
+    /// Offline data authentication over a read's data again, sending nothing (fDDA, SDA; DDA's
+    /// INTERNAL AUTHENTICATE is not repeated: its result is kept). For measurements.
+    public func authenticateAgain(_ read: PaymentCardRead) throws -> ODAResult {
+        guard read.oda.method == .fdda || read.oda.method == .sda || read.oda.method == .cda else { return read.oda }
+        var staticData: [UInt8] = []
+        for r in read.records {
+            let afl = try? ApplicationFileLocator(parsing: read.data[[0x94]] ?? [])
+            guard let signed = afl?.records.first(where: { $0.sfi == r.sfi && $0.record == r.record })?.signed, signed else { continue }
+            staticData += r.sfi <= 10 ? ((try? BERTLV.decode(r.bytes))?.first?.value ?? []) : r.bytes
+        }
+        return try authenticate(app: read.application, data: read.data, staticData: staticData, gpoSDAD: read.data[[0x9F, 0x4B]], pan: read.pan)
+    }
+
     func authenticate(app: PaymentApplication, data: [[UInt8]: [UInt8]], staticData records: [UInt8], gpoSDAD: [UInt8]?, pan: String?) throws -> ODAResult {
         let aip = data[[0x82]] ?? [0, 0]
         var offered: [ODAResult.Method] = []

@@ -2,6 +2,7 @@
 // baselines, through the library. Past 500 lines because each bench is one small function here
 // beside the dispatch at the end; it is a benchmark driver, not a product, and splitting it would
 // spread one loop per file.
+import EMV
 import ISO7816
 import MRTD
 import NDEF
@@ -306,6 +307,73 @@ func benchType1() throws -> Never {
 
 if arguments.count == 2, arguments[1] == "type1" {
     do { try benchType1() } catch { print("\(error)"); exit(74) }
+}
+
+/// `apdu-bench emv`: the library's reader against each emulated payment card, in process.
+/// Prints, per profile, "profile info-exchanges info-minimum read-exchanges read-minimum
+/// oda-microseconds-per-read"; then "tlv BYTES NANOSECONDS-PER-DECODE" for a whole card's answers
+/// decoded with BERTLV, and writes those bytes as hex to the file in $APDU_BENCH_TLV_OUT.
+func benchEMV() throws -> Never {
+    let keys = CAPublicKeys(try CAPublicKeys.parse(capkFile: PaymentCardModel.caKeyFile, test: true))
+    var answers: [UInt8] = []
+    for profile in PaymentCardModel.Profile.allCases {
+        let card = PaymentCardModel(profile)
+        final class Recorder: EmulatedCard, @unchecked Sendable {
+            let card: PaymentCardModel
+            var answers: [[UInt8]] = []
+            init(_ card: PaymentCardModel) { self.card = card }
+            var atr: [UInt8] { card.atr }
+            func reset() { card.reset() }
+            func process(_ apdu: [UInt8]) -> [UInt8] { let a = card.process(apdu); answers.append(a); return a }
+        }
+        let recorder = Recorder(card)
+        func reader() -> PaymentCardReader {
+            PaymentCardReader(transport: APDUTransport(channel: EmulatedChannel(card: recorder)), caKeys: keys, terminal: TerminalData(date: [0x26, 0x11, 0x27]))
+        }
+        let info = reader()
+        let apps = try info.applications()
+        // info's minimum: the directory's SELECT, a PSE's records and the READ RECORD that ends
+        // them, one SELECT per listed application; on the AID list, every known AID (and the
+        // SELECT next a partial one needs).
+        let source = apps.first?.source
+        let directory: Int
+        switch source {
+        case .ppse?: directory = 1
+        case .pse?: directory = 2 + 2      // PPSE (absent), PSE, its one record, the record that ends it
+        default: directory = info.exchanges
+        }
+        let infoMinimum = directory + (source == .aidList ? 0 : apps.count)
+        let r = reader()
+        let read = try r.read()
+        // read's minimum: the directory, one SELECT of the application (and of each blocked one
+        // before it), one GPO, one READ RECORD per AFL record, 4 GET DATA, the log's records, one
+        // INTERNAL AUTHENTICATE for DDA.
+        let blockedBefore = apps.prefix { $0.blocked }.count
+        let readMinimum = directory + 1 + blockedBefore + 1 + read.records.count + read.unreadableRecords.count + 4 + read.log.count + (read.oda.method == .dda ? 1 : 0)
+        answers += recorder.answers.map { Array($0.dropLast(2)) }.filter { !$0.isEmpty && (try? BERTLV.decode($0)) != nil }.flatMap { $0 }
+        // ODA's CPU per read: the certificate chain and the signature, from the read's data.
+        let rounds = 200
+        let start = processCPUMicroseconds()
+        for _ in 0..<rounds { _ = try r.authenticateAgain(read) }
+        let oda = (processCPUMicroseconds() - start) / Double(rounds)
+        let odaText = read.oda.method == .dda ? "-" : String(Int(oda.rounded()))
+        print("\(profile.rawValue) \(info.exchanges) \(infoMinimum) \(r.exchanges) \(readMinimum) \(odaText)")
+    }
+    let rounds = 20000
+    let start = nowMicroseconds()
+    for _ in 0..<rounds { _ = try BERTLV.decode(answers) }
+    let elapsed = nowMicroseconds() - start
+    let perDecode = Int((elapsed * 1000 / Double(rounds)).rounded())
+    print("tlv \(answers.count) \(perDecode)")
+    if let path = getenv("APDU_BENCH_TLV_OUT"), let file = fopen(path, "w") {
+        fputs(Hex.encode(answers), file)
+        fclose(file)
+    }
+    exit(0)
+}
+
+if arguments.count == 2, arguments[1] == "emv" {
+    do { try benchEMV() } catch { print("\(error)"); exit(74) }
 }
 
 if arguments.count == 3, arguments[1] == "family" {

@@ -20,7 +20,9 @@ public struct Type1CapabilityContainer: Hashable, Sendable {
 
     static let invalidMessage = "no valid NDEF message: the NDEF magic number (byte 08) is 00: the tag is not formatted, or a write was cut (`apdu ndef-write --restore FILE` puts a backup back)"
 
-    /// - Parameter tolerateInvalid: an NMN of 00 is accepted (to restore a cut write's tag).
+    /// - Parameters:
+    ///   - bytes: bytes 08-0B of the tag.
+    ///   - tolerateInvalid: an NMN of 00 is accepted (to restore a cut write's tag).
     public init(bytes: [UInt8], tolerateInvalid: Bool = false) throws(TagError) {
         guard bytes.count == 4 else { throw TagError(.badCapabilityContainer, "the capability container must be 4 bytes") }
         self.bytes = bytes
