@@ -30,6 +30,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     case 1:
         if let afl = try? ApplicationFileLocator(parsing: bytes) { _ = afl.records }
+        if let objects = try? EMVTLV.objects(in: bytes) {
+            for o in objects where o.value.upperBound > bytes.count { fatalError("a value past the input") }
+        }
     case 2: _ = try? CAPublicKeys.parse(capkFile: String(decoding: bytes, as: UTF8.self))
     case 3:
         let n = bytes.count / 2

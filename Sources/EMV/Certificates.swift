@@ -106,22 +106,24 @@ public enum EMVCertificates {
             throw ODAFailure("the issuer certificate names hash algorithm \(Hex.encode([x[11]])) and key algorithm \(Hex.encode([x[12]])); 01 (SHA-1) and 01 (RSA) are defined")
         }
         try checkHash(x, over: Array(x[1..<(n - 21)]) + remainder + exponent, what: "issuer public key certificate")
-        let keyLength = Int(x[13])
-        guard Int(x[14]) == exponent.count else {
-            throw ODAFailure("the issuer certificate says the exponent is \(x[14]) bytes, 9F32 is \(exponent.count)")
-        }
-        let leftmost = Array(x[15..<(n - 21)])
-        let modulus: [UInt8]
-        if keyLength <= leftmost.count {
-            modulus = Array(leftmost.prefix(keyLength))
-        } else {
-            guard remainder.count == keyLength - leftmost.count else {
-                throw ODAFailure("the issuer key is \(keyLength) bytes: the certificate holds \(leftmost.count), the remainder (92) should hold \(keyLength - leftmost.count) and holds \(remainder.count)")
-            }
-            modulus = leftmost + remainder
-        }
+        let modulus = try subjectModulus(x, at: 13, remainder: remainder, exponent: exponent, names: ("issuer", "9F32", "92"))
         guard let expiry = EMVMonth(mmyy: Array(x[6..<8])) else { throw ODAFailure("the issuer certificate's expiry \(Array(x[6..<8]).hexString) is not MMYY") }
         return IssuerCertificate(issuerIdentifier: Array(x[2..<6]), expiry: expiry, serial: Array(x[8..<11]), key: EMVPublicKey(modulus: modulus, exponent: exponent))
+    }
+
+    /// The certified key's modulus: its length and exponent length at `at` and `at + 1`, its
+    /// leftmost bytes after them up to the hash, the rest from the remainder.
+    static func subjectModulus(_ x: [UInt8], at i: Int, remainder: [UInt8], exponent: [UInt8], names: (key: String, exponent: String, remainder: String)) throws(ODAFailure) -> [UInt8] {
+        let keyLength = Int(x[i])
+        guard Int(x[i + 1]) == exponent.count else {
+            throw ODAFailure("the \(names.key) certificate says the exponent is \(x[i + 1]) bytes, \(names.exponent) is \(exponent.count)")
+        }
+        let leftmost = Array(x[(i + 2)..<(x.count - 21)])
+        if keyLength <= leftmost.count { return Array(leftmost.prefix(keyLength)) }
+        guard remainder.count == keyLength - leftmost.count else {
+            throw ODAFailure("the \(names.key) key is \(keyLength) bytes: the certificate holds \(leftmost.count), the remainder (\(names.remainder)) should hold \(keyLength - leftmost.count) and holds \(remainder.count)")
+        }
+        return leftmost + remainder
     }
 
     /// Recovers the Data Authentication Code from the Signed Static Application Data (93),
@@ -144,20 +146,7 @@ public enum EMVCertificates {
             throw ODAFailure("the ICC certificate names hash algorithm \(Hex.encode([x[17]])) and key algorithm \(Hex.encode([x[18]])); 01 and 01 are defined")
         }
         try checkHash(x, over: Array(x[1..<(n - 21)]) + remainder + exponent + staticData, what: "ICC public key certificate")
-        let keyLength = Int(x[19])
-        guard Int(x[20]) == exponent.count else {
-            throw ODAFailure("the ICC certificate says the exponent is \(x[20]) bytes, 9F47 is \(exponent.count)")
-        }
-        let leftmost = Array(x[21..<(n - 21)])
-        let modulus: [UInt8]
-        if keyLength <= leftmost.count {
-            modulus = Array(leftmost.prefix(keyLength))
-        } else {
-            guard remainder.count == keyLength - leftmost.count else {
-                throw ODAFailure("the ICC key is \(keyLength) bytes: the certificate holds \(leftmost.count), the remainder (9F48) should hold \(keyLength - leftmost.count) and holds \(remainder.count)")
-            }
-            modulus = leftmost + remainder
-        }
+        let modulus = try subjectModulus(x, at: 19, remainder: remainder, exponent: exponent, names: ("ICC", "9F47", "9F48"))
         guard let expiry = EMVMonth(mmyy: Array(x[12..<14])) else { throw ODAFailure("the ICC certificate's expiry \(Array(x[12..<14]).hexString) is not MMYY") }
         return ICCCertificate(pan: Array(x[2..<12]), expiry: expiry, serial: Array(x[14..<17]), key: EMVPublicKey(modulus: modulus, exponent: exponent))
     }

@@ -151,8 +151,15 @@ public final class PaymentCardReader {
         let selected = chosen.1
         let fci = try decode(selected.data, what: "the FCI")
         var data: [[UInt8]: [UInt8]] = [:]
-        func keep(_ objects: [TLV]) { for o in EMVRecordSet.flatten(objects) where o.children == nil && data[o.tag] == nil { data[o.tag] = o.value } }
-        keep(fci)
+        /// Every primitive object of an answer, the first value of a tag kept.
+        func keep(_ answer: [UInt8]) {
+            guard let objects = try? EMVTLV.objects(in: answer) else { return }
+            for o in objects where !o.constructed {
+                let tag = o.tagBytes
+                if data[tag] == nil { data[tag] = Array(answer[o.value]) }
+            }
+        }
+        keep(selected.data)
         let named = application(entry: EMVRecordSet.flatten(fci), aid: data[[0x84]] ?? app.aid, source: app.source)
         app.label = app.label ?? named.label
         app.preferredName = app.preferredName ?? named.preferredName
@@ -222,7 +229,7 @@ public final class PaymentCardReader {
             } else if signed {
                 staticData += r.data
             }
-            keep(objects)
+            keep(r.data)
         }
 
         // Counters and the log format; 6A88 (not available) is not an error.

@@ -48,3 +48,21 @@ struct EMVDataTests {
         }
     }
 }
+
+@Suite("EMV: the zero-copy TLV decoder")
+struct EMVTLVTests {
+    @Test("every object BERTLV finds, with the same tags and values, nested ones included; padding skipped; past-the-end refused")
+    func agreesWithBERTLV() throws {
+        let fci = try Hex.decode("6F3E8407A0000000031010A533500B56495341204352454449548701019F38189F66049F02069F03069F1A0295055F2A029A039C019F3704BF0C05DF60020B03")
+        let objects = try EMVTLV.objects(in: fci)
+        func flatten(_ list: [TLV]) -> [TLV] { list.flatMap { [$0] + flatten($0.children ?? []) } }
+        let reference = flatten(try BERTLV.decode(fci))
+        #expect(objects.map(\.tagBytes) == reference.map(\.tag))
+        #expect(objects.map { Array(fci[$0.value]) } == reference.map(\.value))
+        #expect(objects.first { $0.tag == 0x9F38 }?.depth == 2 && objects.first { $0.tag == 0xDF60 }?.depth == 3)
+        #expect(try EMVTLV.objects(in: [0x00, 0x5A, 0x01, 0x47, 0xFF]).map(\.tag) == [0x5A])
+        for bad in ["5A05 0102", "9F", "9F36", "5A8405000000", "5A80", "9F8181818101"] {
+            #expect(throws: EMVFormatError.self, "\(bad)") { try EMVTLV.objects(in: try Hex.decode(bad.filter { $0 != " " })) }
+        }
+    }
+}
