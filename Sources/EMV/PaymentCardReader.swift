@@ -96,6 +96,8 @@ public struct PaymentCardRead: Sendable {
     public var records: [(sfi: Int, record: Int, bytes: [UInt8])]
     /// Records the AFL names that the card did not give, and its answer ("SFI 2 record 1: 6A83").
     public var unreadableRecords: [String] = []
+    /// Where the card strayed from EMV and the read went on (a GPO answer in a 70 template).
+    public var notes: [String] = []
 }
 
 /// Reads payment cards over any `CardChannel`, changing nothing on them.
@@ -185,6 +187,7 @@ public final class PaymentCardReader {
         }
         let gpoObjects = try decode(gpo.data, what: "the GET PROCESSING OPTIONS answer")
         var gpoSDAD: [UInt8]?
+        var notes: [String] = []
         if let f1 = gpoObjects.first(where: { $0.tag == [0x80] }) {
             guard f1.value.count >= 2 else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 80) has no AIP") }
             data[[0x82]] = Array(f1.value.prefix(2))
@@ -193,14 +196,20 @@ public final class PaymentCardReader {
             for o in EMVRecordSet.flatten(children) where o.children == nil { data[o.tag] = o.value }
             gpoSDAD = children.first { $0.tag == [0x9F, 0x4B] }?.value
             guard data[[0x82]] != nil else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 77) has no AIP (82)") }
+        } else if let record = gpoObjects.first(where: { $0.tag == [0x70] }), let children = record.children {
+            // Seen on real Interac cards: the answer is a record template. Its data is read as
+            // it is (reads liberal); without an AIP nothing is offered for ODA.
+            for o in EMVRecordSet.flatten(children) where o.children == nil { data[o.tag] = o.value }
+            notes.append("the GET PROCESSING OPTIONS answer is a 70 template, not format 80 or 77: its data was read as it is")
+            if data[[0x82]] == nil { notes.append("no AIP (82): no offline data authentication is offered") }
         } else {
             throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer is neither format 80 nor 77: \(gpo.data.prefix(4).hexString)…")
         }
         let afl: ApplicationFileLocator?
         if let raw = data[[0x94]] {
             do throws(EMVFormatError) { afl = try ApplicationFileLocator(parsing: raw) } catch { throw PaymentCardError(.malformed, error.message) }
-        } else if data[[0x57]] != nil {
-            afl = nil   // everything came in the GPO answer (track 2 there)
+        } else if data[[0x57]] != nil || data[[0x9F, 0x6B]] != nil || data[[0x56]] != nil {
+            afl = nil   // everything came in the GPO answer (track data there)
         } else {
             throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer has no AFL (94) and no track 2: nothing says where the card's data is")
         }
@@ -244,7 +253,8 @@ public final class PaymentCardReader {
         let log = try readLog(data: data)
         // The PAN from 5A, else track 2 (57, or Mastercard's 9F6B), else track 1 (56); the expiry
         // from 5F24, else the tracks.
-        let track2 = data[[0x57]] ?? (app.kernel == .mastercard ? data[[0x9F, 0x6B]] : nil)
+        // 9F6B is track 2 on Mastercard-style kernels, Visa's Card CVM Limit (6 bytes) on Visa's.
+        let track2 = data[[0x57]] ?? data[[0x9F, 0x6B]].flatMap { v in app.kernel != .visa && v.count > 6 && Self.track2PAN(v).count >= 12 ? v : nil }
         let pan = data[[0x5A]].map { EMVCertificates.digits($0) } ?? track2.map(Self.track2PAN) ?? data[[0x56]].flatMap(Self.track1PAN)
         var expiry: EMVMonth?
         if let e = data[[0x5F, 0x24]], e.count == 3, let y = EMVMonth.bcd(e[0]), let m = EMVMonth.bcd(e[1]), (1...12).contains(m) {
@@ -259,7 +269,7 @@ public final class PaymentCardReader {
         func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
         return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
                                lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records,
-                               unreadableRecords: unreadable)
+                               unreadableRecords: unreadable, notes: notes)
     }
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {

@@ -62,4 +62,12 @@ struct DevniedReplayTests {
         #expect(r.pan == "5200000000000000" && r.expiry == EMVMonth(year: 2002, month: 7) && r.atc == 1580 && r.pinTriesLeft == 3)
         #expect(r.log.count == 10 && r.log.allSatisfy { $0.amount == 2200 && $0.currency == "0949" && $0.date == "2011-01-12" })
     }
+
+    @Test("InteractPpse (testPPSEInteract): SELECT answered 62 85 with an FCI, the GPO answered with a 70 template (read, with a note), PAN 5200000000000000 from 9F6B, expiry 11/2019, 3 PIN tries, no ATC (69 85)")
+    func interac() throws {
+        let r = try read("InteractPpse")
+        #expect(r.application.aid.hexString == "A0000002771010" && r.application.label == "INTERAC")
+        #expect(r.pan == "5200000000000000" && r.expiry == EMVMonth(year: 2019, month: 11) && r.pinTriesLeft == 3 && r.atc == nil)
+        #expect(r.notes.contains { $0.contains("70 template") } && r.oda.method == .none)
+    }
 }

@@ -1,3 +1,4 @@
+import CardCrypto
 import ISO7816
 import Testing
 @testable import EMV
@@ -80,5 +81,16 @@ struct PublishedVectorTests {
         let sdad = try EMVCertificates.dynamicData(sdad: V.eu_mc_sdad, icc: EMVPublicKey(modulus: modulus, exponent: [0x03]), terminalData: [0x8B, 0x55, 0x63, 0x3B])
         #expect(sdad.iccDynamicNumber.hexString == "537EB5E03CC433C8")
         #expect(Array(sdad.iccDynamicData[9..<18]).hexString == "0055B6408DBC985131")
+    }
+
+    @Test("proxmark3 CDA: the same card's signature for UN 12345779 recovers IDN 4CC2FB1FAFB30915, CID 40, cryptogram 16AFBA13C52FB173, and its transaction data hash is SHA-1 of the CDOL1 data and the GENERATE AC answer")
+    func proxmarkCDA() throws {
+        let issuer = try EMVCertificates.issuerKey(certificate: V.pm_dda_issuer, remainder: V.pm_dda_rem, exponent: [0x03], ca: try ca(Self.mastercard, 0x05))
+        let icc = try EMVCertificates.iccKey(certificate: V.pm_dda_icc, remainder: [], exponent: [0x03], issuer: issuer.key, staticData: V.pm_dda_ssd)
+        let sdad = try EMVCertificates.dynamicData(sdad: V.pm_cda_sdad, icc: icc.key, terminalData: [0x12, 0x34, 0x57, 0x79])
+        #expect(sdad.iccDynamicNumber.hexString == "4CC2FB1FAFB30915")
+        let d = sdad.iccDynamicData
+        #expect(d[9] == 0x40 && Array(d[10..<18]).hexString == "16AFBA13C52FB173")
+        #expect(Array(d[18..<38]) == Digest.sha1.hash(V.pm_cda_crm1 + V.pm_cda_dd2))
     }
 }

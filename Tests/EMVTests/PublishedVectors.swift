@@ -3,7 +3,9 @@ import ISO7816
 /// Published EMV offline-data-authentication vectors, facts only (hex), with their sources:
 /// - proxmark3 `client/src/emv/test/sda_test.c` and `dda_test.c` (RfidResearchGroup/proxmark3
 ///   1c8c3b78; "borrowed from lumag/emv-tools"): a Visa SDA card under live CA 01 and a
-///   Mastercard DDA card under live CA 05, with their static data and dynamic data;
+///   Mastercard DDA card under live CA 05, with their static data and dynamic data, and
+///   `cda_test.c`'s CDA signature of the same card (UN 12345779, the CDOL1 data and the GENERATE
+///   AC answer its transaction data hash covers);
 /// - openemv/emv-utils `tests/emv_rsa_test.c` (Visa test CA 94, PAN 4761739001010119, DAC
 ///   DAC0, IDN 00AE for UN 7FBC4049) and `tests/emv_rsa_cda_test.c` (Mastercard test CA F1,
 ///   PAN 5413330089020011, CDA recovery for UN 8B55633B) at c29b155d.
@@ -73,4 +75,9 @@ enum PublishedVectors {
         "3CC56BBBA65F851EBAF1F8C7")
     static let eu_mc_sdad = hex("7B9F22B297CCEAD536B87C449EEE744C6971AA0EBDD6B611C88E30FFF0A671CC6D6AC45A5555311E30C466863817EA0AA3D1" +
         "3B54BEA6849976592DFC73DED0BB958D506DF7180FAA7A1FD0540859C0E539035BAB64CE8891353DDD3008A0B446")
+    static let pm_cda_sdad = hex("1C009FC48679157DBFF45F65D33FF78D4FCBF0CF5EA4208D107AE95AA38C546D0E5A18B87403A12BD447A8BBFC1E49CE0B2E" +
+        "251389205703C9BB1A88CC79F1DDC2F9841EADF07CE07B62511DDC93DF59F28F0E91F92332D29CDEF2BCCB1008850500EF3E" +
+        "470A4CB18CD91AA5C1A108F3")
+    static let pm_cda_dd2 = hex("9F2701409F360200109F10120010904001220000000000000000000000FF")
+    static let pm_cda_crm1 = hex("000000000000000000000000064300000000000643140925501234577923000000000000000000001E0300")
 }

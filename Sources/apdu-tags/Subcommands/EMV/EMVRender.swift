@@ -17,7 +17,7 @@ struct EMVRender {
             ("aid", .hex(read.application.aid)), ("label", .optional(read.application.label)), ("preferredName", .optional(read.application.preferredName)),
             ("kernel", .optional(kernel?.rawValue)), ("pan", .optional(pan)), ("panMasked", .bool(!showPAN)),
             ("expiry", .optional(read.expiry?.description)), ("atc", read.atc.map(JSON.int) ?? .null),
-            ("lastOnlineAtc", read.lastOnlineATC.map(JSON.int) ?? .null), ("unreadableRecords", .array(read.unreadableRecords.map(JSON.string))), ("pinTriesLeft", read.pinTriesLeft.map(JSON.int) ?? .null),
+            ("lastOnlineAtc", read.lastOnlineATC.map(JSON.int) ?? .null), ("unreadableRecords", .array(read.unreadableRecords.map(JSON.string))), ("notes", .array(read.notes.map(JSON.string))), ("pinTriesLeft", read.pinTriesLeft.map(JSON.int) ?? .null),
             ("log", .array(read.log.map { e in
                 .object([("amount", e.amount.map(JSON.int) ?? .null), ("currency", .optional(e.currency)), ("date", .optional(e.date)),
                          ("type", e.type.map { .hex([$0]) } ?? .null), ("country", .optional(e.country)), ("atc", e.atc.map(JSON.int) ?? .null)])
@@ -59,6 +59,7 @@ struct EMVRender {
         case .notVerified: verdict = "– \(oda.method.rawValue) offered, not verified: \(oda.reason ?? "")"
         }
         out.append("  offline data authentication: \(verdict)")
+        for note in read.notes { out.append("  note: \(note)") }
         if !read.unreadableRecords.isEmpty { out.append("  records the AFL names but the card did not give: \(read.unreadableRecords.joined(separator: ", "))") }
         if !read.log.isEmpty {
             out.append("  log (\(read.log.count) entries):")
