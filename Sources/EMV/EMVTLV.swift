@@ -2,7 +2,7 @@
 // ones included, as a tag and the range of its value in the input.
 import ISO7816
 
-/// One data object found by `EMVTLV.objects(in:)`: its tag (up to 3 bytes, big-endian in a
+/// One data object found by `EMVTLV.objects(in:)`: its tag (up to 4 bytes, big-endian in a
 /// UInt32), whether it is constructed, its nesting depth, and where its value is.
 public struct EMVDataObject: Sendable, Hashable {
     public var tag: UInt32
@@ -12,7 +12,8 @@ public struct EMVDataObject: Sendable, Hashable {
 
     /// The tag's bytes, as people write them (9F36).
     public var tagBytes: [UInt8] {
-        tag > 0xFFFF ? [UInt8(tag >> 16), UInt8(tag >> 8 & 0xFF), UInt8(tag & 0xFF)] : tag > 0xFF ? [UInt8(tag >> 8), UInt8(tag & 0xFF)] : [UInt8(tag)]
+        let count = tag > 0xFF_FFFF ? 4 : tag > 0xFFFF ? 3 : tag > 0xFF ? 2 : 1
+        return (0..<count).reversed().map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32($0))) }
     }
 }
 

@@ -61,6 +61,8 @@ struct EMVTLVTests {
         #expect(objects.map { Array(fci[$0.value]) } == reference.map(\.value))
         #expect(objects.first { $0.tag == 0x9F38 }?.depth == 2 && objects.first { $0.tag == 0xDF60 }?.depth == 3)
         #expect(try EMVTLV.objects(in: [0x00, 0x5A, 0x01, 0x47, 0xFF]).map(\.tag) == [0x5A])
+        // A 4-byte tag (what the fuzzer found trapping): its bytes as written.
+        #expect(try EMVTLV.objects(in: [0x9F, 0xCA, 0x9F, 0x01, 0x01, 0x77]).map(\.tagBytes) == [[0x9F, 0xCA, 0x9F, 0x01]])
         for bad in ["5A05 0102", "9F", "9F36", "5A8405000000", "5A80", "9F8181818101"] {
             #expect(throws: EMVFormatError.self, "\(bad)") { try EMVTLV.objects(in: try Hex.decode(bad.filter { $0 != " " })) }
         }
