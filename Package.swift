@@ -99,7 +99,7 @@ let package = Package(
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.
-        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "TagReader", "SUN", "VirtualCard", "MRTD"]),
+        .executableTarget(name: "apdu-bench", dependencies: ["PCSC", "ISO7816", "NDEF", "NFCTags", "TagReader", "SUN", "VirtualCard", "MRTD", "EMV"]),
         // The start-up floor of an ArgumentParser tool, for Scripts/bench startup; not a product.
         .executableTarget(name: "startup-floor", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Virtual-reader helpers shared by the integration and CLI tests; not a product.
