@@ -18,7 +18,7 @@ extension APDUCommand {
                 apdu replay-check spy.log -- apdu select A000000527210101. FILE is an apdu --record recording, a pcsc-spy log \
                 or a pcscd --debug --apdu log; the card answers in strict order (6F00 to anything else, never a response \
                 the log does not hold). COMMAND runs with APDU_READER set to the slot's reader unless it is set already. \
-                Exit 0 when COMMAND sent every recorded command in order and nothing else; 1 when it diverged (the first \
+                With APDU_READER set, the card is looked for in that reader only. Exit 0 when COMMAND sent every recorded command in order and nothing else; 1 when it diverged (the first \
                 diverging command is named with its hex and the nearest recorded one) or stopped short; 65 a log that \
                 cannot be replayed; 69 no vpcd slot answered.
                 """)
@@ -56,7 +56,9 @@ extension APDUCommand {
                 let client = VPCDClient(host: host, port: port, card: card, reconnects: true)
                 client.start()
                 defer { client.stop() }
-                let reader = try Self.waitForCard(atr: card.atr, seconds: wait)
+                // With APDU_READER set, the card is looked for there only: another replayed log
+                // with the same ATR may be in another slot at the same time.
+                let reader = try Self.waitForCard(atr: card.atr, seconds: wait, in: ProcessInfo.processInfo.environment["APDU_READER"])
                 Terminal.writeError("apdu: serving \(log.description) in '\(Terminal.safe(reader))'\n")
                 let status = try Self.spawn(command, reader: reader)
                 let recorded = log.session.exchanges.count
@@ -81,14 +83,15 @@ extension APDUCommand {
             }
         }
 
-        /// The reader the replayed card shows up in: the one with a card whose ATR is the log's.
-        static func waitForCard(atr: [UInt8], seconds: Int) throws -> String {
+        /// The reader the replayed card shows up in: the one with a card whose ATR is the log's
+        /// (among the readers whose name contains `readerName`, when given).
+        static func waitForCard(atr: [UInt8], seconds: Int, in readerName: String? = nil) throws -> String {
             let deadline = ContinuousClock.now + .seconds(seconds)
             let context: Context
             do { context = try Context() } catch { throw Failure(.unavailable, "pcscd is not running: \(error)") }
             defer { try? context.release() }
             while ContinuousClock.now < deadline {
-                if let names = try? context.readers(), !names.isEmpty {
+                if let names = (try? context.readers())?.filter({ readerName.map($0.contains) ?? true }), !names.isEmpty {
                     var states = names.map { ReaderState(reader: $0) }
                     if (try? context.statusChange(&states, timeout: .zero)) != nil,
                        let match = states.first(where: { $0.eventState.contains(.present) && $0.atr == atr }) {
