@@ -69,8 +69,7 @@ final class ChangeSaver: @unchecked Sendable {
         let now = tag.contents
         guard now != last else { return }
         last = now
-        let lines = stride(from: 0, to: now.count, by: 16).map { Hex.encode(now[$0..<min($0 + 16, now.count)], separator: " ") }
-        try? (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        saveMemoryImage(now, to: path, bytesPerLine: 16)
     }
 
     final class Saving: EmulatedCard, @unchecked Sendable {

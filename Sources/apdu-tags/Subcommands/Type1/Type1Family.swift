@@ -31,10 +31,7 @@ struct Type1Family: EmulatedFamily {
         let uidBytes = try uid.map { try Hex.decode($0) } ?? image.map { Array($0[0..<7]) } ?? [0xB2, 0x56, 0x54, 0x00, 0x1A, 0x2B, 0x25]
         let tag = Type1TagModel(chip: chip, uid: uidBytes, memory: image)
         if let memory {
-            tag.onChange = { bytes in
-                let lines = stride(from: 0, to: bytes.count, by: 8).map { Hex.encode(bytes[$0..<min($0 + 8, bytes.count)], separator: " ") }
-                try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
-            }
+            tag.onChange = { saveMemoryImage($0, to: memory, bytesPerLine: 8) }
         }
         return (Type1Reader(form, tag: tag), "\(chip.name) (Type 1, \(chip.memorySize) bytes, HR \(Hex.encode([chip.hr0, chip.hr1]))) behind a reader of the \(form.rawValue) form")
     }

@@ -52,10 +52,7 @@ struct Type2Family: EmulatedFamily {
         let tag = Type2TagModel(chip: chip, uid: try uid.map { try Hex.decode($0) } ?? [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0x80], memory: image,
                                 signature: try signature.map { try Hex.decode($0) } ?? [UInt8](repeating: 0, count: 32))
         if let memory {
-            tag.onChange = { bytes in
-                let lines = stride(from: 0, to: bytes.count, by: 4).map { Hex.encode(bytes[$0..<min($0 + 4, bytes.count)], separator: " ") }
-                try? (lines.joined(separator: "\n") + "\n").write(toFile: memory, atomically: true, encoding: .utf8)
-            }
+            tag.onChange = { saveMemoryImage($0, to: memory, bytesPerLine: 4) }
         }
         let dialect = readerModel ?? .storageOnly
         return (dialect == .storageOnly ? tag : ContactlessReader(dialect, tag: tag),
