@@ -47,15 +47,7 @@ func withPaymentCard<T>(_ readerOptions: ReaderOptions, _ trace: TraceOptions, c
 
 /// Today as EMV's 9A (YYMMDD, BCD), in UTC.
 func emvToday() -> [UInt8] {
-    let seconds = Int(Date.now.timeIntervalSince1970)
-    var days = seconds / 86400
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    days += 719468
-    let era = days / 146097, doe = days - era * 146097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153
-    let day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9
-    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-    func bcd(_ n: Int) -> UInt8 { UInt8((n / 10) << 4 | (n % 10)) }
-    return [bcd(year % 100), bcd(month), bcd(day)]
+    // "2026-11-27T…Z": the digits of the year's last two, the month and the day.
+    let digits = Date.now.formatted(.iso8601).prefix(10).compactMap(\.wholeNumberValue).dropFirst(2)
+    return stride(from: digits.startIndex, to: digits.endIndex, by: 2).map { UInt8(digits[$0] << 4 | digits[$0 + 1]) }
 }
