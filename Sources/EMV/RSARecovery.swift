@@ -20,10 +20,4 @@ enum RSARecovery {
         guard BN_bn2binpad(r, &out, Int32(out.count)) == Int32(out.count) else { return nil }
         return out
     }
-
-    /// `message`^`exponent` mod `modulus` with a private exponent: what a card does to sign
-    /// (the emulator's side; tests sign with test keys).
-    static func sign(_ message: [UInt8], modulus: [UInt8], privateExponent: [UInt8]) -> [UInt8]? {
-        recover(message, modulus: modulus, exponent: privateExponent)
-    }
 }

@@ -1,5 +1,5 @@
-import CardCrypto
 import COpenSSL
+import VirtualCard
 @testable import EMV
 
 /// RSA keys with exponent 3, generated for the tests with libcrypto's BIGNUM (p, q ≡ 2 mod 3 so
@@ -31,42 +31,30 @@ struct TestRSAKey {
             return TestRSAKey(modulus: nb, privateExponent: db)
         }
     }
-
-    func sign(_ x: [UInt8]) -> [UInt8] { RSARecovery.sign(x, modulus: modulus, privateExponent: privateExponent)! }
 }
 
-/// Book 2's signed messages, built as an issuer and a card build them.
+/// Book 2's signed messages of the test keys, built by the signer the emulated cards use
+/// (VirtualCard's `PaymentCardSigner`), apart from the verifier under test.
 enum TestSigner {
-    /// 6A ‖ body (padded with BB to N-22) ‖ SHA-1(body ‖ extra) ‖ BC.
-    static func message(_ body: [UInt8], size: Int, hashExtra: [UInt8]) -> [UInt8] {
-        let padded = body + [UInt8](repeating: 0xBB, count: size - 22 - body.count)
-        return [0x6A] + padded + Digest.sha1.hash(padded + hashExtra) + [0xBC]
-    }
-
     /// An issuer certificate (format 02) of `issuer` by `ca`, and the remainder.
     static func issuerCertificate(_ issuer: TestRSAKey, ca: TestRSAKey, id: [UInt8] = [0x47, 0x61, 0x73, 0xFF], expiry: [UInt8] = [0x12, 0x49]) -> (certificate: [UInt8], remainder: [UInt8]) {
-        let room = ca.modulus.count - 36
-        let leftmost = Array(issuer.modulus.prefix(room)), remainder = Array(issuer.modulus.dropFirst(room))
-        let body: [UInt8] = [0x02] + id + expiry + [0x00, 0x00, 0x01, 0x01, 0x01, UInt8(issuer.modulus.count), UInt8(issuer.exponent.count)] + leftmost
-        return (ca.sign(message(body, size: ca.modulus.count, hashExtra: remainder + issuer.exponent)), remainder)
+        PaymentCardSigner.certificate(format: 0x02, identity: id, expiry: expiry, serial: [0x00, 0x00, 0x01], subject: issuer.modulus, subjectExponent: issuer.exponent,
+                                      signerModulus: ca.modulus, signerPrivateExponent: ca.privateExponent)
     }
 
     /// An SSAD (format 03) of `staticData` with the DAC.
     static func ssad(_ staticData: [UInt8], dac: [UInt8], issuer: TestRSAKey) -> [UInt8] {
-        issuer.sign(message([0x03, 0x01] + dac, size: issuer.modulus.count, hashExtra: staticData))
+        PaymentCardSigner.ssad(staticData: staticData, dac: dac, signerModulus: issuer.modulus, signerPrivateExponent: issuer.privateExponent)
     }
 
     /// An ICC certificate (format 04) of `icc` by `issuer` for `pan` (10 bytes, F-padded).
     static func iccCertificate(_ icc: TestRSAKey, issuer: TestRSAKey, pan: [UInt8], staticData: [UInt8], expiry: [UInt8] = [0x12, 0x49]) -> (certificate: [UInt8], remainder: [UInt8]) {
-        let room = issuer.modulus.count - 42
-        let leftmost = Array(icc.modulus.prefix(room)), remainder = Array(icc.modulus.dropFirst(room))
-        let body: [UInt8] = [0x04] + pan + expiry + [0x00, 0x00, 0x02, 0x01, 0x01, UInt8(icc.modulus.count), UInt8(icc.exponent.count)] + leftmost
-        return (issuer.sign(message(body, size: issuer.modulus.count, hashExtra: remainder + icc.exponent + staticData)), remainder)
+        PaymentCardSigner.certificate(format: 0x04, identity: pan, expiry: expiry, serial: [0x00, 0x00, 0x02], subject: icc.modulus, subjectExponent: icc.exponent,
+                                      signerModulus: issuer.modulus, signerPrivateExponent: issuer.privateExponent, staticData: staticData)
     }
 
     /// An SDAD (format 05 or 95) over the terminal's data, with the ICC dynamic number.
     static func sdad(idn: [UInt8], terminalData: [UInt8], icc: TestRSAKey, format: UInt8 = 0x05) -> [UInt8] {
-        let dynamic = [UInt8(idn.count)] + idn
-        return icc.sign(message([format, 0x01, UInt8(dynamic.count)] + dynamic, size: icc.modulus.count, hashExtra: terminalData))
+        PaymentCardSigner.sdad(idn: idn, terminalData: terminalData, format: format, signerModulus: icc.modulus, signerPrivateExponent: icc.privateExponent)
     }
 }

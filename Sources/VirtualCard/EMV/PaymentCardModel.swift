@@ -115,8 +115,7 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
                                                                           signerModulus: ca.modulus, signerPrivateExponent: ca.privateExponent)
         var objects = Self.tlv([0x8F], [PaymentTestKeys.caIndex]) + Self.tlv([0x9F, 0x32], issuer.exponent) + Self.tlv([0x92], issuerRemainder) + Self.tlv([0x90], issuerCert)
         if ssad {
-            let m = PaymentCardSigner.message([0x03, 0x01] + dac, size: issuer.modulus.count, hashExtra: staticData)
-            objects += Self.tlv([0x93], PaymentCardSigner.rsa(m, modulus: issuer.modulus, privateExponent: issuer.privateExponent))
+            objects += Self.tlv([0x93], PaymentCardSigner.ssad(staticData: staticData, dac: dac, signerModulus: issuer.modulus, signerPrivateExponent: issuer.privateExponent))
         }
         if icc {
             let (iccCert, iccRemainder) = PaymentCardSigner.certificate(format: 0x04, identity: panCN, expiry: [0x12, 0x49], serial: [0x00, 0x00, 0x02],
@@ -305,10 +304,7 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
     }
 
     func signDynamic(idn: [UInt8], over data: [UInt8], format: UInt8) -> [UInt8] {
-        let icc = PaymentTestKeys.icc
-        let dynamic = [UInt8(idn.count)] + idn
-        let m = PaymentCardSigner.message([format, 0x01, UInt8(dynamic.count)] + dynamic, size: icc.modulus.count, hashExtra: data)
-        return PaymentCardSigner.rsa(m, modulus: icc.modulus, privateExponent: icc.privateExponent)
+        PaymentCardSigner.sdad(idn: idn, terminalData: data, format: format, signerModulus: PaymentTestKeys.icc.modulus, signerPrivateExponent: PaymentTestKeys.icc.privateExponent)
     }
 
     static func dol(_ bytes: [UInt8]) throws -> [([UInt8], Int)] {

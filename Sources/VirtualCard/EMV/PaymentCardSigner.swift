@@ -34,4 +34,17 @@ public enum PaymentCardSigner {
         let m = message(body, size: signerModulus.count, hashExtra: remainder + subjectExponent + staticData)
         return (rsa(m, modulus: signerModulus, privateExponent: signerPrivateExponent), remainder)
     }
+
+    /// Signed Static Application Data (format 03) over `staticData`, with the DAC.
+    public static func ssad(staticData: [UInt8], dac: [UInt8], signerModulus: [UInt8], signerPrivateExponent: [UInt8]) -> [UInt8] {
+        rsa(message([0x03, 0x01] + dac, size: signerModulus.count, hashExtra: staticData), modulus: signerModulus, privateExponent: signerPrivateExponent)
+    }
+
+    /// Signed Dynamic Application Data (format 05, or 95 for Visa fDDA) over the terminal's data,
+    /// with the ICC Dynamic Number.
+    public static func sdad(idn: [UInt8], terminalData: [UInt8], format: UInt8 = 0x05, signerModulus: [UInt8], signerPrivateExponent: [UInt8]) -> [UInt8] {
+        let dynamic = [UInt8(idn.count)] + idn
+        let m = message([format, 0x01, UInt8(dynamic.count)] + dynamic, size: signerModulus.count, hashExtra: terminalData)
+        return rsa(m, modulus: signerModulus, privateExponent: signerPrivateExponent)
+    }
 }
