@@ -21,9 +21,10 @@ public struct EMVDataObject: Sendable, Hashable {
 /// result's, constructed objects entered in place.
 public enum EMVTLV {
     /// Every object of `bytes`, depth first, constructed ones followed by their contents (up to
-    /// `maxDepth` levels). 00 and FF between objects are padding (EMV Book 3 Annex B).
-    /// - Throws: `EMVFormatError` naming the offset for a tag, length or value past the end.
-    public static func objects(in bytes: [UInt8], maxDepth: Int = 8) throws(EMVFormatError) -> [EMVDataObject] {
+    /// `maxDepth` levels; contents that do not parse are left as the object's value, as
+    /// `BERTLV.decode` leaves them). 00 and FF between objects are padding (EMV Book 3 Annex B).
+    /// - Throws: `EMVFormatError` naming the offset for a top-level tag, length or value past the end.
+    public static func objects(in bytes: [UInt8], maxDepth: Int = 16) throws(EMVFormatError) -> [EMVDataObject] {
         var out: [EMVDataObject] = []
         out.reserveCapacity(bytes.count / 4)
         try bytes.withUnsafeBufferPointer { (b: UnsafeBufferPointer<UInt8>) throws(EMVFormatError) in
@@ -64,7 +65,10 @@ public enum EMVTLV {
             let constructed = first & 0x20 != 0
             out.append(EMVDataObject(tag: tag, constructed: constructed, depth: depth, value: i..<(i + length)))
             if constructed && depth < maxDepth {
-                try scan(b, i..<(i + length), depth: depth + 1, maxDepth: maxDepth, into: &out)
+                // As BERTLV does: a constructed object whose contents do not parse keeps its value
+                // and gets no children.
+                let mark = out.count
+                do { try scan(b, i..<(i + length), depth: depth + 1, maxDepth: maxDepth, into: &out) } catch { out.removeSubrange(mark...) }
             }
             i += length
         }

@@ -168,10 +168,15 @@ extension PaymentCardReader {
     }
 
     func application(entry c: [TLV], aid: [UInt8], source: PaymentApplication.Source) -> PaymentApplication {
-        func text(_ tag: [UInt8]) -> String? { c.first { $0.tag == tag }.map { EMVText.printable($0.value) } }
-        return PaymentApplication(aid: aid, label: text([0x50]), preferredName: text([0x9F, 0x12]),
-                                  priority: c.first { $0.tag == [0x87] }?.value.first.map { Int($0 & 0x0F) }.flatMap { $0 == 0 ? nil : $0 },
-                                  kernelIdentifier: c.first { $0.tag == [0x9F, 0x2A] }?.value, source: source)
+        application(aid: aid, source: source) { tag in c.first { $0.tag == tag }?.value }
+    }
+
+    /// An application from its data objects (`value` finds one by tag): label, preferred name,
+    /// priority, kernel.
+    func application(aid: [UInt8], source: PaymentApplication.Source, value: ([UInt8]) -> [UInt8]?) -> PaymentApplication {
+        PaymentApplication(aid: aid, label: value([0x50]).map(EMVText.printable), preferredName: value([0x9F, 0x12]).map(EMVText.printable),
+                           priority: value([0x87])?.first.map { Int($0 & 0x0F) }.flatMap { $0 == 0 ? nil : $0 },
+                           kernelIdentifier: value([0x9F, 0x2A]), source: source)
     }
 
     func application(fci: [UInt8], aid: [UInt8], source: PaymentApplication.Source) -> PaymentApplication {

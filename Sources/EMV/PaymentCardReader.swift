@@ -151,18 +151,16 @@ public final class PaymentCardReader {
         }
         var app = chosen.0
         let selected = chosen.1
-        let fci = try decode(selected.data, what: "the FCI")
         var data: [[UInt8]: [UInt8]] = [:]
         /// Every primitive object of an answer, the first value of a tag kept.
-        func keep(_ answer: [UInt8]) {
-            guard let objects = try? EMVTLV.objects(in: answer) else { return }
+        func keep(_ answer: [UInt8], _ objects: [EMVDataObject]) {
             for o in objects where !o.constructed {
                 let tag = o.tagBytes
                 if data[tag] == nil { data[tag] = Array(answer[o.value]) }
             }
         }
-        keep(selected.data)
-        let named = application(entry: EMVRecordSet.flatten(fci), aid: data[[0x84]] ?? app.aid, source: app.source)
+        keep(selected.data, try objects(selected.data, what: "the FCI"))
+        let named = application(aid: data[[0x84]] ?? app.aid, source: app.source) { data[$0] }
         app.label = app.label ?? named.label
         app.preferredName = app.preferredName ?? named.preferredName
         app.priority = app.priority ?? named.priority
@@ -229,16 +227,17 @@ public final class PaymentCardReader {
                 continue
             }
             records.append((sfi, record, r.data))
-            let objects = try decode(r.data, what: "record \(record) of SFI \(sfi)")
+            let objects = try objects(r.data, what: "record \(record) of SFI \(sfi)")
             if sfi <= 10 {
-                guard objects.count == 1, objects[0].tag == [0x70] else {
+                let top = objects.filter { $0.depth == 0 }
+                guard top.count == 1, top[0].tag == 0x70 else {
                     throw PaymentCardError(.malformed, "record \(record) of SFI \(sfi) is not one 70 template")
                 }
-                if signed { staticData += objects[0].value }
+                if signed { staticData += r.data[top[0].value] }
             } else if signed {
                 staticData += r.data
             }
-            keep(r.data)
+            keep(r.data, objects)
         }
 
         // Counters and the log format; 6A88 (not available) is not an error.
@@ -274,6 +273,11 @@ public final class PaymentCardReader {
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {
         do { return try BERTLV.decode(bytes) } catch { throw PaymentCardError(.malformed, "\(what) does not parse: \(error)") }
+    }
+
+    /// Every data object of an answer (`EMVTLV`), or the answer is malformed.
+    func objects(_ bytes: [UInt8], what: String) throws -> [EMVDataObject] {
+        do throws(EMVFormatError) { return try EMVTLV.objects(in: bytes) } catch { throw PaymentCardError(.malformed, "\(what) does not parse: \(error.message)") }
     }
 
     /// The log named by the FCI (9F4D, or Visa's DF60: SFI and count), decoded with 9F4F.

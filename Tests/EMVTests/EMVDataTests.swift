@@ -61,6 +61,10 @@ struct EMVTLVTests {
         #expect(objects.map { Array(fci[$0.value]) } == reference.map(\.value))
         #expect(objects.first { $0.tag == 0x9F38 }?.depth == 2 && objects.first { $0.tag == 0xDF60 }?.depth == 3)
         #expect(try EMVTLV.objects(in: [0x00, 0x5A, 0x01, 0x47, 0xFF]).map(\.tag) == [0x5A])
+        // A constructed object whose contents do not parse keeps its value, with no children, as BERTLV keeps it.
+        let odd = try EMVTLV.objects(in: [0x70, 0x03, 0x5A, 0x05, 0x01, 0x5F, 0x24, 0x01, 0x49])
+        #expect(odd.map(\.tag) == [0x70, 0x5F24] && odd[0].value == 2..<5)
+        #expect(try BERTLV.decode([0x70, 0x03, 0x5A, 0x05, 0x01])[0].children == nil)
         // A 4-byte tag (what the fuzzer found trapping): its bytes as written.
         #expect(try EMVTLV.objects(in: [0x9F, 0xCA, 0x9F, 0x01, 0x01, 0x77]).map(\.tagBytes) == [[0x9F, 0xCA, 0x9F, 0x01]])
         for bad in ["5A05 0102", "9F", "9F36", "5A8405000000", "5A80", "9F8181818101"] {
