@@ -30,6 +30,15 @@ public struct Exchange: Sendable, Hashable {
     public enum Purpose: String, Sendable, Hashable {
         case command, getResponse, resendWithLe, chained
     }
+
+    public init(command: [UInt8], response: [UInt8], duration: Duration, purpose: Purpose, secretRange: Range<Int>? = nil, secretResponse: Bool = false) {
+        self.command = command
+        self.response = response
+        self.duration = duration
+        self.purpose = purpose
+        self.secretRange = secretRange
+        self.secretResponse = secretResponse
+    }
 }
 
 /// Forms a reader accepts that ISO 7816 and PC/SC leave open, as learned on one connection.

@@ -54,6 +54,7 @@ public enum NDEFTagFamilies {
             Type5Tag.self,
             Type3Tag.self,
             Type1Tag.self,
+            MifarePlusNDEFTag.self,
             Type4Tag.self,
         ]
     }

@@ -28,6 +28,16 @@ public struct OriginalitySignature: Sendable, Hashable {
         public static let ntag424DNA = PublicKey(name: "NXP NTAG 424 DNA", curve: "secp224r1",
                                                  point: try! Hex.decode("048A9B380AF2EE1B98DC417FECC263F8449C7625CECE82D9B916C992DA209D68422B81EC20B65A66B5102A61596AF3379200599316A00A1410"))
 
+        /// MIFARE Plus EV1 (secp224r1), as proxmark3 lists it (`client/src/crypto/originality.c`);
+        /// the EV1 signatures proxmark3 publishes in `tools/recover_pk.py` verify with it.
+        public static let mifarePlusEV1 = PublicKey(name: "NXP MIFARE Plus EV1", curve: "secp224r1",
+                                                    point: try! Hex.decode("044409ADC42F91A8394066BA83D872FB1D16803734E911170412DDF8BAD1A4DADFD0416291AFE1C748253925DA39A5F39A1C557FFACD34C62E"))
+        /// MIFARE Plus EV2 (secp224r1), as proxmark3 lists it; no published EV2 signature pins it.
+        public static let mifarePlusEV2 = PublicKey(name: "NXP MIFARE Plus EV2", curve: "secp224r1",
+                                                    point: try! Hex.decode("04BB49AE4447E6B1B6D21C098C1538B594A11A4A1DBF3D5E673DEACDEB3CC512D1C08AFA1A2768CE20A200BACD2DC7804CD7523A0131ABF607"))
+        /// MIFARE Plus EV1 and EV2 (secp224r1).
+        public static let mifarePlus: [PublicKey] = [.mifarePlusEV1, .mifarePlusEV2]
+
         /// The Type 2 chips' keys (secp128r1).
         public static let all: [PublicKey] = [.ntag21x, .ultralightEV1]
 

@@ -1,0 +1,188 @@
+// What the CLI and the library's users do with a MIFARE Plus: read a range of blocks one
+// authentication per sector, write a block with the old contents kept for the restore, personalise
+// an SL0 card, switch an SL1 card to SL3. Each change cut short says what the card holds.
+import ISO7816
+import SUN
+
+/// The block layout of a MIFARE Plus (as a Classic's: 32 sectors of 4 blocks on 2K, then 8 of 16
+/// on 4K).
+public typealias MifarePlusLayout = MifareClassicLayout
+
+extension MifarePlusCard {
+    /// Reads `blocks` (each sector with `key` as its key `type`): one authentication per sector
+    /// (AuthenticateFirst, then NonFirst, which keeps the counters), reads of `blocksPerRead`
+    /// blocks that never cross a sector.
+    public func read(blocks: Range<Int>, key: MifarePlusKey, type: MifarePlusKeyType, layout: MifarePlusLayout = MifarePlusLayout(.plus4K),
+                     mode: ReadMode = .plain) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var b = blocks.lowerBound
+        while b < blocks.upperBound {
+            let sector = layout.sector(ofBlock: b)
+            let number = MifarePlusBlockNumber.sectorKey(sector, type)
+            if authenticatedKey != number { try authenticate(number, key: key, first: session == nil) }
+            let end = min(blocks.upperBound, layout.blocks(inSector: sector).upperBound)
+            while b < end {
+                let n = min(blocksPerRead, end - b)
+                out += try read(block: UInt16(b), count: n, mode: mode)
+                b += n
+            }
+        }
+        return out
+    }
+
+    /// Which changes need the caller's confirmation, and why, in one line; nil for a data block.
+    public static func confirmationNeeded(for block: UInt16, layout: MifarePlusLayout = MifarePlusLayout(.plus4K)) -> String? {
+        switch block {
+        case MifarePlusBlockNumber.fieldConfiguration:
+            return "B003 is the field configuration block: a wrong value there can make the card unusable for good"
+        case MifarePlusBlockNumber.configuration:
+            return "\(MifarePlusBlockNumber.words(block)) is a configuration block: it changes how the card behaves"
+        case 0x4000...0x404F, 0x9000...0x9003:
+            return "\(MifarePlusBlockNumber.words(block)) is a key: without the new key what it guards is lost"
+        case 0..<UInt16(layout.blockCount) where layout.isTrailer(Int(block)):
+            return "block \(block) is sector \(layout.sector(ofBlock: Int(block)))'s trailer: its access bits decide who may read and write the sector"
+        default:
+            return nil
+        }
+    }
+
+    /// Writes one block with the session opened by `authenticate` (the caller's choice of key):
+    /// the old contents read first when the key may read them (for the restore), the write
+    /// MACed and its answer checked, then the block read back. A cut write throws
+    /// `MifarePlusInterrupted` naming the block's state: old, or new (a block write is atomic on
+    /// the chip), with the restore when the old contents are known.
+    /// - Parameters:
+    ///   - restoreCommand: builds the command that writes the old bytes back (the CLI's words).
+    ///   - confirmed: the caller confirmed a trailer, key or configuration change.
+    public func writeBlock(_ block: UInt16, data: [UInt8], key: MifarePlusKey, type: MifarePlusKeyType, confirmed: Bool,
+                           layout: MifarePlusLayout = MifarePlusLayout(.plus4K), mode: WriteMode = .encrypted,
+                           restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?) {
+        guard data.count == 16 else { throw MifarePlusError(.refused, "a block is 16 bytes, not \(data.count)") }
+        if let why = Self.confirmationNeeded(for: block, layout: layout), !confirmed {
+            throw MifarePlusError(.needsConfirmation, "\(why); nothing was written")
+        }
+        if block == 0 { throw MifarePlusError(.refused, "block 0 is the manufacturer block and cannot be written; nothing was written") }
+        let isData = Int(block) < layout.blockCount
+        let number: UInt16
+        switch block {
+        case 0x9000...0x9003: number = MifarePlusBlockNumber.cardMasterKey
+        case MifarePlusBlockNumber.configuration: number = MifarePlusBlockNumber.cardConfigurationKey
+        case 0x4000...0x404F: number = MifarePlusBlockNumber.sectorKey((Int(block) - 0x4000) / 2, type)
+        default: number = MifarePlusBlockNumber.sectorKey(layout.sector(ofBlock: Int(block)), type)
+        }
+        try authenticate(number, key: key, first: session == nil)
+        var old: [UInt8]?
+        if isData {
+            do { old = try read(block: block, count: 1) } catch let e as MifarePlusError where e.kind == .status {
+                // The key may write but not read: the write goes on without a restore.
+                try authenticate(number, key: key, first: session == nil)
+            }
+        }
+        do {
+            try write(block: block, data: data, mode: mode)
+        } catch {
+            let restore = old.map { "; to put the old contents back: \(restoreCommand($0))" } ?? ""
+            switch progress {
+            case .notRun:
+                throw error
+            case .mayHaveRun:
+                throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
+                                            state: "the block holds its old 16 bytes or the new ones (a block write is atomic on the chip); read it to see which\(restore)", underlying: error)
+            case .answered:
+                if let e = error as? MifarePlusError, e.kind == .macMismatch {
+                    throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
+                                                state: "the answer does not prove the card wrote: the block holds its old 16 bytes or the new ones\(restore)", underlying: error)
+                }
+                throw error
+            }
+        }
+        guard isData else { return (old, nil) }
+        let back: [UInt8]
+        do { back = try read(block: block, count: 1) } catch {
+            throw MifarePlusInterrupted(operation: "the read-back of block \(block)", state: "the card confirmed the write (its answer's MAC verified): the block holds the new 16 bytes", underlying: error)
+        }
+        guard back == data else {
+            throw MifarePlusError(.status, "block \(block) reads back \(back.hexString) after a confirmed write of \(data.hexString)")
+        }
+        return (old, back)
+    }
+
+    /// Personalises an SL0 card: WritePerso of every key of `keys`, in order, then CommitPerso to
+    /// `commit` when given. WritePerso can be repeated: a card cut before CommitPerso stays in
+    /// SL0, and running the same command again finishes it.
+    /// - Parameters:
+    ///   - generation: S and X commit to SL1 only (`AA`); EV1 and EV2 are told the level (`AA 01`, `AA 03`).
+    ///   - again: the command that runs this personalisation again (the CLI's words).
+    public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
+                            sectors: Int, confirmed: Bool, again: String) throws {
+        for (number, _) in keys.keys where !MifarePlusBlockNumber.isPersonalizable(number, sectors: sectors) {
+            throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
+        }
+        if let commit {
+            guard confirmed else {
+                throw MifarePlusError(.needsConfirmation, "CommitPerso ends personalisation for good: the card leaves SL0 for \(commit) and WritePerso is gone; nothing was written")
+            }
+            guard commit == .sl1 || commit == .sl3 else { throw MifarePlusError(.refused, "CommitPerso goes to SL1 or SL3, not \(commit)") }
+            if commit == .sl3 && !generation.hasVersion {
+                throw MifarePlusError(.refused, "a \(generation) commits to SL1 only; then switch it with `apdu plus personalize --switch-sl3`; nothing was written")
+            }
+            let given = Set(keys.keys.map(\.number))
+            if !keys.keys.isEmpty, let missing = MifarePlusBlockNumber.commitPersoNeeds.first(where: { !given.contains($0) }) {
+                throw MifarePlusError(.refused, "CommitPerso needs 9000, 9001 and 9003 written; the keys given lack \(MifarePlusBlockNumber.words(missing)); nothing was written")
+            }
+        }
+        for (index, entry) in keys.keys.enumerated() {
+            do { try writePerso(entry.number, entry.key.bytes) } catch {
+                if index == 0 && progress == .answered { throw error }
+                let inFlight = progress == .mayHaveRun ? " (and perhaps \(MifarePlusBlockNumber.words(entry.number)), in flight)" : ""
+                throw MifarePlusInterrupted(operation: "WritePerso of \(MifarePlusBlockNumber.words(entry.number)) (\(index + 1) of \(keys.keys.count))",
+                                            state: "the card is still in SL0 (CommitPerso was not sent) with the first \(index) of the keys written\(inFlight); WritePerso can be repeated, so to finish run: \(again)",
+                                            underlying: error)
+            }
+        }
+        guard let commit else { return }
+        do {
+            try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
+        } catch let e as MifarePlusError where e.kind == .status && e.status == .notInThisState {
+            throw MifarePlusError(.status, "the card refused CommitPerso (0B): 9000, 9001 and 9003 must all be written first; the card is still in SL0", status: e.status)
+        } catch {
+            if progress == .mayHaveRun {
+                throw MifarePlusInterrupted(operation: "CommitPerso", state: "the card is in SL0 or in \(commit): CommitPerso may have run; apdu plus info tells", underlying: error)
+            }
+            throw error
+        }
+    }
+
+    /// SL1 → SL3: AuthenticateFirst with the SL3 switch key 9003. Once the card has the proof it
+    /// is in SL3 for good.
+    public func switchToLevel3(key: MifarePlusKey, confirmed: Bool) throws {
+        guard confirmed else {
+            throw MifarePlusError(.needsConfirmation, "the switch to SL3 cannot be undone: the card stops answering as a MIFARE Classic; nothing was sent")
+        }
+        let before = frames
+        do {
+            try authenticate(MifarePlusBlockNumber.level3SwitchKey, key: key)
+        } catch {
+            let answered = frames - before
+            if progress == .mayHaveRun {
+                if answered == 0 { throw MifarePlusInterrupted(operation: "the switch to SL3", state: "the card stays in SL1 (the proof was not sent)", underlying: error) }
+                throw MifarePlusInterrupted(operation: "the switch to SL3", state: "the card is in SL1 or in SL3: the proof was on its way; apdu plus info tells", underlying: error)
+            }
+            if let e = error as? MifarePlusError, e.kind == .authenticationFailed, e.status != nil {
+                throw MifarePlusError(.authenticationFailed, "\(e.message); the card stays in SL1", status: e.status)
+            }
+            if answered == 2 {
+                throw MifarePlusInterrupted(operation: "the switch to SL3", state: "the card accepted the proof (it answered 90) and is in SL3", underlying: error)
+            }
+            throw error
+        }
+    }
+
+    /// AN10922 AES-128 key diversification of a MIFARE Plus key: CMAC under `master` of
+    /// 01 ‖ UID ‖ key number (2 bytes, LSB first) ‖ `systemIdentifier` (NXP AN10922 §2.2; the
+    /// choice of input is this tool's, as AN10922 leaves it to the system).
+    public static func diversifiedKey(master: MifarePlusKey, uid: [UInt8], keyNumber: UInt16, systemIdentifier: [UInt8]) throws -> MifarePlusKey {
+        let input = uid + MifarePlusSession.le(keyNumber) + systemIdentifier
+        return MifarePlusKey(try AN10922.diversify(masterKey: master.bytes, input: input))!
+    }
+}

@@ -1,0 +1,180 @@
+import CardCrypto
+import ISO7816
+@testable import NFCTags
+import Testing
+import VirtualCard
+
+/// The library against the emulated MIFARE Plus (written apart from it, from the data sheets and
+/// proxmark3's traces): identification, personalisation, the switch, SL3 reads and writes with
+/// the counters moving, and the checks that must fail when the card lies.
+@Suite("MIFARE Plus: the library against the emulated card")
+struct MifarePlusEmulatorTests {
+    static let key = MifarePlusKey([UInt8](0x10..<0x20))!
+
+    /// An SL3 card whose every sector key and system key is `key`.
+    static func sl3(_ generation: MifarePlusModel.Generation = .ev1, sectors: Int = 32, form: MifarePlusModel.ReaderForm = .native) -> MifarePlusModel {
+        var blocks = MifarePlusModel.factoryBlocks(sectors: sectors, uid: [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80])
+        for (n, _) in blocks where n >= 0x4000 && n < 0x9004 { blocks[n] = key.bytes }
+        return MifarePlusModel(generation, level: .sl3, sectors: sectors, readerForm: form, blocks: blocks)
+    }
+
+    static func card(_ model: MifarePlusModel) -> (MifarePlusCard, MifarePlusIdentity) {
+        try! MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr)
+    }
+
+    @Test("identify: each generation and level, each claim with its evidence",
+          arguments: MifarePlusModel.Generation.allCases)
+    func identify(_ generation: MifarePlusModel.Generation) throws {
+        for level in [MifarePlusModel.Level.sl0, .sl1, .sl3] {
+            let model = MifarePlusModel(generation, level: level, sectors: 40)
+            let (_, id) = Self.card(model)
+            #expect(id.level?.rawValue == level.rawValue)
+            if level == .sl1 {
+                #expect(id.storage == 4096)
+                continue
+            }
+            switch generation {
+            case .s: #expect(id.generation == .s)
+            case .x: #expect(id.generation == .x)
+            case .ev1: #expect(id.generation == .ev1 && id.storage == 4096 && id.uid == model.uid)
+            case .ev2: #expect(id.generation == .ev2)
+            }
+            #expect(id.evidence.contains { $0.claim.hasPrefix("security level") && $0.evidence.contains("WritePerso probe") })
+            // Identification writes nothing.
+            #expect(model.personalized.isEmpty)
+        }
+    }
+
+    @Test("a DESFire is not taken for a MIFARE Plus")
+    func desfire() {
+        let model = DESFireModel(image: .factory(DESFireModel.Chip(generation: .ev1)))
+        #expect {
+            _ = try MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr)
+        } throws: { ($0 as? MifarePlusError)?.kind == .wrongCard }
+    }
+
+    @Test("SL3: reads of 3 blocks, one authentication per sector, counters moving with every read and write")
+    func readWrite() throws {
+        let model = Self.sl3()
+        let (card, _) = Self.card(model)
+        let data = try card.read(blocks: 4..<12, key: Self.key, type: .a)
+        #expect(data.count == 128)
+        #expect(card.authentications == 2)
+        // Sector 1: 3 + 1 blocks; sector 2: 3 + 1.
+        #expect(model.counters?.read == 4)
+        let new1 = [UInt8](repeating: 0x5A, count: 16), new2 = [UInt8](repeating: 0xA5, count: 16)
+        _ = try card.writeBlock(8, data: new1, key: Self.key, type: .a, confirmed: false, restoreCommand: { _ in "" })
+        _ = try card.writeBlock(9, data: new2, key: Self.key, type: .a, confirmed: false, restoreCommand: { _ in "" })
+        // The second write went out with W_Ctr 1 and R_Ctr 6: its IV (NXP's layout) is the card's.
+        #expect(model.block(8) == new1 && model.block(9) == new2)
+        #expect(model.counters?.write == 2)
+        #expect(card.session?.writeCounter == 2 && card.session?.readCounter == model.counters?.read)
+    }
+
+    @Test("proxmark3's write IV (W_Ctr's low byte at 3/7/11/15 over TI, no R_Ctr) matches NXP's only while both counters are 0")
+    func proxmarkIV() throws {
+        var s = try MifarePlusSession(key: Self.key.bytes, rndA: Array(0..<16), rndB: Array(16..<32), transactionIdentifier: [1, 2, 3, 4])
+        func pm3(_ s: MifarePlusSession) -> [UInt8] {
+            var iv = [UInt8](repeating: 0, count: 16)
+            for i in [3, 7, 11, 15] { iv[i] = UInt8(s.writeCounter & 0xFF) }
+            iv.replaceSubrange(0..<4, with: s.transactionIdentifier)
+            return iv
+        }
+        #expect(pm3(s) == s.commandIV)
+        s.writeDone()
+        #expect(pm3(s) != s.commandIV)
+    }
+
+    @Test("encrypted reads decipher to the card's data")
+    func encryptedRead() throws {
+        let model = Self.sl3()
+        let (card, _) = Self.card(model)
+        let plain = try card.read(blocks: 1..<3, key: Self.key, type: .a)
+        let (card2, _) = Self.card(model)
+        #expect(try card2.read(blocks: 1..<3, key: Self.key, type: .a, mode: .encrypted) == plain)
+    }
+
+    @Test("a card whose answer MACs are wrong: every read and write is refused as unproven (.macMismatch)")
+    func tamperedMACs() throws {
+        let model = Self.sl3()
+        let (card, _) = Self.card(model)
+        try card.authenticate(0x4002, key: Self.key)
+        model.tamperAnswerMACs()
+        #expect { _ = try card.read(block: 4, count: 1) } throws: { ($0 as? MifarePlusError)?.kind == .macMismatch }
+        try card.authenticate(0x4002, key: Self.key)
+        #expect { try card.write(block: 4, data: [UInt8](repeating: 1, count: 16)) } throws: { ($0 as? MifarePlusError)?.kind == .macMismatch }
+    }
+
+    @Test("a wrong key: refused by the card (06), no session")
+    func wrongKey() throws {
+        let (card, _) = Self.card(Self.sl3())
+        #expect { try card.authenticate(0x4002, key: .factory) } throws: {
+            ($0 as? MifarePlusError)?.kind == .authenticationFailed && ($0 as? MifarePlusError)?.status == .accessDenied
+        }
+        #expect(card.session == nil)
+    }
+
+    @Test("a reader that passes only ISO 7816: EV1 falls back to the wrapping (learned once), S is refused in one line")
+    func readerForms() throws {
+        let ev1 = Self.sl3(.ev1, form: .isoOnly)
+        let (card, id) = Self.card(ev1)
+        #expect(id.generation == .ev1 && card.framing == .wrapped)
+        #expect(try card.read(blocks: 4..<8, key: Self.key, type: .a).count == 64)
+        let s = Self.sl3(.s, form: .isoOnly)
+        #expect {
+            _ = try MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: s)), atr: s.atr)
+        } throws: { ($0 as? MifarePlusError)?.kind == .readerRefused }
+    }
+
+    @Test("trailers, keys and configuration blocks need confirmation; B003's warning says it can brick the card")
+    func confirmations() throws {
+        let (card, _) = Self.card(Self.sl3())
+        let before = card.frames
+        for block: UInt16 in [7, 0x4002, 0x9000, 0xB000, 0xB003] {
+            #expect { _ = try card.writeBlock(block, data: [UInt8](repeating: 0, count: 16), key: Self.key, type: .a, confirmed: false, restoreCommand: { _ in "" }) }
+                throws: { ($0 as? MifarePlusError)?.kind == .needsConfirmation }
+        }
+        #expect(MifarePlusCard.confirmationNeeded(for: 0xB003)!.contains("unusable"))
+        #expect(card.frames == before)
+    }
+
+    @Test("personalise SL0 → commit → SL3 on an EV1; S commits to SL1 and switches with 9003")
+    func personalize() throws {
+        let ev1 = MifarePlusModel(.ev1, level: .sl0)
+        let (card, _) = Self.card(ev1)
+        let keys = MifarePlusKeyFile.everyKey(Self.key, sectors: 32)
+        #expect(throws: MifarePlusError.self) { try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: false, again: "") }
+        #expect(ev1.personalized.isEmpty)
+        try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "")
+        #expect(ev1.level == .sl3)
+        let (card3, id3) = Self.card(ev1)
+        #expect(id3.level == .sl3)
+        _ = try card3.read(blocks: 0..<4, key: Self.key, type: .a)
+        #expect { _ = try card3.read(blocks: 3..<4, key: Self.key, type: .b) } throws: { ($0 as? MifarePlusError)?.status == .accessDenied }
+
+        let s = MifarePlusModel(.s, level: .sl0)
+        let (cardS, _) = Self.card(s)
+        #expect(throws: MifarePlusError.self) { try cardS.personalize(keys, commit: .sl3, generation: .s, sectors: 32, confirmed: true, again: "") }
+        try cardS.personalize(keys, commit: .sl1, generation: .s, sectors: 32, confirmed: true, again: "")
+        #expect(s.level == .sl1)
+        let switcher = MifarePlusCard(transport: APDUTransport(channel: EmulatedChannel(card: s)))
+        #expect(throws: MifarePlusError.self) { try switcher.switchToLevel3(key: Self.key, confirmed: false) }
+        #expect { try switcher.switchToLevel3(key: .factory, confirmed: true) } throws: { ($0 as? MifarePlusError)?.kind == .authenticationFailed }
+        #expect(s.level == .sl1)
+        try switcher.switchToLevel3(key: Self.key, confirmed: true)
+        #expect(s.level == .sl3)
+    }
+
+    @Test("CommitPerso is refused by the tool without 9000, 9001, 9003 in the keys, and by the card without them written")
+    func commitNeedsKeys() throws {
+        let model = MifarePlusModel(.ev1, level: .sl0)
+        let (card, _) = Self.card(model)
+        let only = MifarePlusKeyFile([(0x4000, Self.key), (0x9000, Self.key)])
+        #expect { try card.personalize(only, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: { ($0 as? MifarePlusError)?.kind == .refused }
+        #expect(model.personalized.isEmpty)
+        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: {
+            ($0 as? MifarePlusError)?.status == .notInThisState
+        }
+        #expect(model.level == .sl0)
+    }
+}
