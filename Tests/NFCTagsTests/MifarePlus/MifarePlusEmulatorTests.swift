@@ -1,5 +1,6 @@
 import CardCrypto
 import ISO7816
+import NDEF
 @testable import NFCTags
 import Testing
 import VirtualCard
@@ -176,5 +177,32 @@ struct MifarePlusEmulatorTests {
             ($0 as? MifarePlusError)?.status == .notInThisState
         }
         #expect(model.level == .sl0)
+    }
+
+    @Test("NDEF on SL3 (AN10787): the MAD under the MAD key, the message across sectors under the NDEF key, found by detection",
+          arguments: [(32, 20), (32, 300), (40, 1000)])
+    func ndef(_ sectors: Int, _ size: Int) throws {
+        let message = try NDEF.NDEFMessage(records: [.uri("https://example.com/" + String(repeating: "x", count: size))]).encoded()
+        let model = MifarePlusModel.ndefFormatted(.x, sectors: sectors, message: message)
+        let tag = try detectNDEFTag(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr)
+        let plus = try #require(tag as? MifarePlusNDEFTag)
+        #expect(try plus.readNDEF() == message)
+        #expect(plus.status == .readWrite)
+        #expect(plus.directory.version == 2)
+        // One authentication per sector read: the MAD's two, then one for each NDEF sector the message reaches.
+        let tlv = 1 + (message.count < 0xFF ? 1 : 3) + message.count
+        #expect(plus.card.authentications == 2 + (tlv + 47) / 48)
+        #expect { try plus.writeNDEF([0xD0, 0, 0]) } throws: { ($0 as? TagError)?.kind == .beyondReach }
+    }
+
+    @Test("a MAD whose CRC is wrong is reported, not read")
+    func badMAD() throws {
+        let model = MifarePlusModel.ndefFormatted(.s, message: MifarePlusModel.presetMessage)
+        var blocks = model.blocks
+        blocks[1]![0] ^= 0xFF
+        let broken = MifarePlusModel(.s, level: .sl3, blocks: blocks)
+        #expect { _ = try MifarePlusNDEFTag.detect(APDUTransport(channel: EmulatedChannel(card: broken)), atr: broken.atr) } throws: {
+            ($0 as? TagError)?.kind == .badCapabilityContainer
+        }
     }
 }
