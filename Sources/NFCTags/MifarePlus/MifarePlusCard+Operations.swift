@@ -113,8 +113,12 @@ extension MifarePlusCard {
     /// - Parameters:
     ///   - generation: S and X commit to SL1 only (`AA`); EV1 and EV2 are told the level (`AA 01`, `AA 03`).
     ///   - again: the command that runs this personalisation again (the CLI's words).
+    ///   - storageKnown: false when nothing told 2K from 4K (an S or X): `sectors` is then 40, and
+    ///     keys of sectors 32-39 the card answers `09` (no such block) are skipped, as on a 2K card.
+    /// - Returns: the key numbers skipped that way.
+    @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
-                            sectors: Int, confirmed: Bool, again: String) throws {
+                            sectors: Int, storageKnown: Bool = true, confirmed: Bool, again: String) throws -> [UInt16] {
         for (number, _) in keys.keys where !MifarePlusBlockNumber.isPersonalizable(number, sectors: sectors) {
             throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
         }
@@ -131,8 +135,12 @@ extension MifarePlusCard {
                 throw MifarePlusError(.refused, "CommitPerso needs 9000, 9001 and 9003 written; the keys given lack \(MifarePlusBlockNumber.words(missing)); nothing was written")
             }
         }
+        var skipped: [UInt16] = []
         for (index, entry) in keys.keys.enumerated() {
-            do { try writePerso(entry.number, entry.key.bytes) } catch {
+            do { try writePerso(entry.number, entry.key.bytes) } catch let e as MifarePlusError
+                where !storageKnown && e.status == .invalidBlockNumber && (0x4040...0x404F).contains(entry.number) {
+                skipped.append(entry.number)
+            } catch {
                 if index == 0 && progress == .answered { throw error }
                 let inFlight = progress == .mayHaveRun ? " (and perhaps \(MifarePlusBlockNumber.words(entry.number)), in flight)" : ""
                 throw MifarePlusInterrupted(operation: "WritePerso of \(MifarePlusBlockNumber.words(entry.number)) (\(index + 1) of \(keys.keys.count))",
@@ -140,7 +148,7 @@ extension MifarePlusCard {
                                             underlying: error)
             }
         }
-        guard let commit else { return }
+        guard let commit else { return skipped }
         do {
             try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
         } catch let e as MifarePlusError where e.kind == .status && e.status == .notInThisState {
@@ -151,6 +159,7 @@ extension MifarePlusCard {
             }
             throw error
         }
+        return skipped
     }
 
     /// SL1 → SL3: AuthenticateFirst with the SL3 switch key 9003. Once the card has the proof it

@@ -118,7 +118,7 @@ extension MifarePlusModel {
         volatile.withLock { $0.session = s }
         guard code & 0x01 == 1 else { return [0x90] + data }
         var m = mac(s.kmac, [0x90] + Self.le(s.readCounter) + s.ti + Self.le(n) + [frame[3]] + data)
-        if log.current.tamperAnswerMAC { m[0] ^= 0x01 }
+        if log.current.tamperAnswerMAC && !log.current.tamperWritesOnly { m[0] ^= 0x01 }
         return [0x90] + data + m
     }
 

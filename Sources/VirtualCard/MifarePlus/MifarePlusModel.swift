@@ -71,6 +71,7 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     struct Log {
         var frames: [[UInt8]] = []
         var tamperAnswerMAC = false
+        var tamperWritesOnly = false
     }
     let memory: Locked<Memory>
     let volatile = Locked(Volatile())
@@ -139,8 +140,14 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     public var frames: [[UInt8]] { log.current.frames }
     /// The read and write counters of the open session.
     public var counters: (read: UInt16, write: UInt16)? { volatile.current.session.map { ($0.readCounter, $0.writeCounter) } }
-    /// Answers with a wrong MAC from now on (to show that the reader checks them).
-    public func tamperAnswerMACs(_ on: Bool = true) { log.withLock { $0.tamperAnswerMAC = on } }
+    /// Answers with a wrong MAC from now on (to show that the reader checks them): every answer,
+    /// or with `writesOnly` the writes' alone.
+    public func tamperAnswerMACs(_ on: Bool = true, writesOnly: Bool = false) {
+        log.withLock {
+            $0.tamperAnswerMAC = on
+            $0.tamperWritesOnly = writesOnly
+        }
+    }
 
     // MARK: - EmulatedCard
 
@@ -163,6 +170,8 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
             defer { onChange?(self) }
             return c.reader.process(apdu)
         }
+        // The reader's own GET DATA for the UID (PC/SC Part 3), as every contactless reader answers it.
+        if code == 0xFF, apdu.count == 5, apdu[1] == 0xCA, apdu[2] == 0 { return uid + [0x90, 0x00] }
         if generation.hasVersion, code == 0x90, apdu.count >= 5, apdu[2] == 0, apdu[3] == 0 {
             let body: [UInt8] = apdu.count > 5 ? Array(apdu[5..<(5 + min(Int(apdu[4]), apdu.count - 6))]) : []
             let answer = native([apdu[1]] + body)

@@ -30,8 +30,9 @@ public struct Faults: Sendable, Hashable {
 /// Puts an `EmulatedCard` into a vpcd reader slot: the card side of vsmartcard's vpcd protocol.
 ///
 /// vpcd (pcscd's driver) listens on a TCP port per slot; a card connects to it. Each message
-/// is a 2-byte big-endian length and a body; a 1-byte body is a control (0 power off, 1 power
-/// on, 2 reset, 4 send ATR), anything else an APDU to answer. Closing the socket removes the
+/// is a 2-byte big-endian length and a body; a 1-byte body 00, 01, 02 or 04 is a control (power
+/// off, power on, reset, send ATR), anything else a frame to answer (an APDU, or a 1-byte native
+/// command such as MIFARE Plus's GetVersion `60`). Closing the socket removes the
 /// card. pcscd polls presence by asking for the ATR, so answers must come fast at any time.
 public final class VPCDClient: @unchecked Sendable {
     public let host: String
@@ -160,13 +161,15 @@ public final class VPCDClient: @unchecked Sendable {
             guard length <= body.count, readFully(fd, &body, count: length) else {
                 return state.current.stopped ? .stopped : .peerClosed
             }
-            if length == 1 {
+            // A 1-byte body is a control when it is one of vpcd's four; any other is a 1-byte
+            // frame for the card (a contactless card's native command: MIFARE Plus GetVersion
+            // `60`, `AF`, CommitPerso `AA`), which the driver passes the same way and awaits.
+            if length == 1, [0, 1, 2, 4].contains(body[0]) {
                 switch body[0] {
                 case 0: card.powerOff()
                 case 1, 2: card.reset()
-                case 4:
+                default:
                     guard send(fd, card.atr) else { return .peerClosed }
-                default: break // unknown control: ignore, as vpcd's own cards do
                 }
                 continue
             }

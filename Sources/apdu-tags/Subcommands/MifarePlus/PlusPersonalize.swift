@@ -1,0 +1,132 @@
+// `apdu plus personalize`: WritePerso of the keys of an SL0 card, CommitPerso to SL1 or SL3, and
+// the switch of an SL1 card to SL3.
+import APDUCommandLine
+import ArgumentParser
+import FoundationEssentials
+import ISO7816
+import NFCTags
+
+extension MifarePlusSecurityLevel: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "sl1", "1": self = .sl1
+        case "sl3", "3": self = .sl3
+        default: return nil
+        }
+    }
+}
+
+extension APDUCommand {
+    struct PlusPersonalize: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "personalize",
+            abstract: "Personalise an SL0 MIFARE Plus (WritePerso of its keys, CommitPerso to SL1 or SL3), or switch an SL1 card to SL3.",
+            discussion: """
+                Keys: --key-file FILE (lines KEYNO HEX, KEYNO 4 hex digits, '#' comments), or --all-keys HEX for every \
+                sector key A and B and 9000-9003, as proxmark3's initp does (also from $APDU_MIFARE_PLUS_PERSO_KEY). \
+                WritePerso can be repeated: a card cut before CommitPerso stays in SL0, and the same command finishes it. \
+                --commit sl1|sl3 sends CommitPerso (S and X: SL1 only) and needs --yes; the tool refuses it unless 9000, \
+                9001 and 9003 are among the keys. --switch-sl3 authenticates an SL1 card with the SL3 switch key 9003 \
+                (--key HEX, or the file's 9003 line) and needs --yes: it cannot be undone. Key bytes never show.
+                """)
+
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var output: OutputOptions
+        @OptionGroup var traceOptions: TraceOptions
+
+        @Option(help: ArgumentHelp("Keys to write: lines KEYNO HEX.", valueName: "file"))
+        var keyFile: String?
+
+        @Option(help: ArgumentHelp("One AES key (32 hex digits) for every sector key and 9000-9003. Default: $APDU_MIFARE_PLUS_PERSO_KEY.", valueName: "hex"))
+        var allKeys: String?
+
+        @Option(help: ArgumentHelp("CommitPerso: sl1 or sl3 (needs --yes).", valueName: "level"))
+        var commit: MifarePlusSecurityLevel?
+
+        @Flag(help: "Switch an SL1 card to SL3 with its key 9003 (needs --yes; cannot be undone).")
+        var switchSl3 = false
+
+        @Option(help: ArgumentHelp("--switch-sl3: the 9003 key (32 hex digits); else the key file's 9003 line.", valueName: "hex"))
+        var key: String?
+
+        @Flag(help: "Confirm CommitPerso or the switch to SL3.")
+        var yes = false
+
+        func keys(sectors: Int) throws -> MifarePlusKeyFile {
+            if let keyFile {
+                let text = try DESFireKeyText.load(file: keyFile, option: "--key-file", environment: "")!
+                return try MifarePlusKeyFile.parse(text, source: Terminal.safe(keyFile))
+            }
+            let all = allKeys ?? ProcessInfo.processInfo.environment["APDU_MIFARE_PLUS_PERSO_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+            guard let all else { return MifarePlusKeyFile([]) }
+            guard let bytes = try? Hex.decode(all), let key = MifarePlusKey(bytes) else {
+                throw Failure(.usage, "\(allKeys != nil ? "--all-keys" : "$APDU_MIFARE_PLUS_PERSO_KEY"): an AES key is 32 hex digits (the value is not shown)")
+            }
+            return .everyKey(key, sectors: sectors)
+        }
+
+        func run() throws {
+            try reportingPlusFailures {
+                if switchSl3 {
+                    try runSwitch()
+                    return
+                }
+                let (reader, written, id) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr in
+                    let (card, id) = try MifarePlusCard.identify(transport, atr: atr)
+                    guard id.level == .sl0 else {
+                        throw Failure(.unexpected, "the card is \(id.summary): personalisation is for SL0 cards\(id.level == .sl1 ? " (--switch-sl3 takes an SL1 card to SL3)" : "")")
+                    }
+                    let sectors = id.sectors ?? 40
+                    let keys = try keys(sectors: sectors)
+                    guard !keys.keys.isEmpty || commit != nil else { throw Failure(.usage, "nothing to do: give --key-file, --all-keys or --commit") }
+                    try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
+                                         confirmed: yes, again: Self.sameCommand())
+                    return (reader, keys.keys.count, id)
+                }
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(written)),
+                                                ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]).serialized)
+                } else {
+                    Terminal.print("\(Terminal.safe(reader)): wrote \(written) key\(written == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) from its next activation" } ?? "; the card stays in SL0 (no --commit)"))
+                }
+            }
+        }
+
+        /// This command line again, every key value replaced by `…`.
+        static func sameCommand() -> String {
+            var out: [String] = ["apdu"]
+            var hideNext = false
+            for arg in CommandLine.arguments.dropFirst() {
+                if hideNext { out.append("…"); hideNext = false; continue }
+                if arg == "--all-keys" || arg == "--key" { hideNext = true }
+                if arg.hasPrefix("--all-keys=") || arg.hasPrefix("--key=") { out.append(arg.split(separator: "=")[0] + "=…"); continue }
+                out.append(Terminal.safe(arg))
+            }
+            return out.joined(separator: " ")
+        }
+
+        func runSwitch() throws {
+            let key: MifarePlusKey
+            if let text = self.key {
+                guard let bytes = try? Hex.decode(text), let k = MifarePlusKey(bytes) else { throw Failure(.usage, "--key: the 9003 key is 32 hex digits (the value is not shown)") }
+                key = k
+            } else if let k = try keys(sectors: 40).keys.first(where: { $0.number == MifarePlusBlockNumber.level3SwitchKey })?.key {
+                key = k
+            } else {
+                throw Failure(.usage, "--switch-sl3 needs the 9003 key: --key HEX, or a --key-file with a 9003 line")
+            }
+            let reader = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr in
+                guard let layout = MifareClassicLayout(atr: atr), layout.chip == .plus2K || layout.chip == .plus4K else {
+                    throw Failure(.unexpected, "--switch-sl3 is for a MIFARE Plus in SL1; the reader does not name this card one (apdu plus info)")
+                }
+                try MifarePlusCard(transport: transport).switchToLevel3(key: key, confirmed: yes)
+                return reader
+            }
+            if output.json {
+                Terminal.print(JSON.object([("reader", .string(reader)), ("securityLevel", .int(3))]).serialized)
+            } else {
+                Terminal.print("\(Terminal.safe(reader)): the card accepted the SL3 switch key: it is in SL3 from its next activation")
+            }
+        }
+    }
+}
