@@ -92,6 +92,9 @@ public enum NFCTag: Sendable {
             // A Type 1 tag (Topaz): ISO 14443-3A without anticollision, no MIFARE; its NDEF side
             // works as every family's does.
             self = .miFare(MiFareTag(connection, family: .unknown))
+        } else if MifarePlusIdentity.historicalBytesNamePlus(atr) != nil {
+            // A MIFARE Plus in SL0 or SL3 (ISO 14443-4): Core NFC delivers it as a MIFARE tag.
+            self = .miFare(MiFareTag(connection, family: .plus))
         } else if let storage = (try? ATR(bytes: atr))?.storageCard {
             self = .miFare(MiFareTag(connection, family: Self.family(storage.cardName, atr: atr)))
         } else {

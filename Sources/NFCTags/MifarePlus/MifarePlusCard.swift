@@ -215,7 +215,8 @@ public final class MifarePlusCard {
         let aes = try BlockCipher(.aes128, key: key.bytes)
         let step1 = first ? try send(0x70, MifarePlusSession.le(number) + [0x00]) : try send(0x76, MifarePlusSession.le(number))
         guard step1.isOK else {
-            throw MifarePlusError(.authenticationFailed, "the card refused authentication with \(MifarePlusBlockNumber.words(number)): \(step1.status?.description ?? Hex.encode([step1.statusByte]))",
+            let hint = step1.status == .notInThisState ? "; the card is not in SL3 (an SL0 card must be personalised first: apdu plus info tells its level)" : ""
+            throw MifarePlusError(.authenticationFailed, "the card refused authentication with \(MifarePlusBlockNumber.words(number)): \(step1.status?.description ?? Hex.encode([step1.statusByte]))\(hint)",
                                   status: step1.status, rawStatus: step1.statusByte)
         }
         guard step1.data.count == 16 else { throw MifarePlusError(.malformed, "the card's first authentication answer has \(step1.data.count) bytes; 16 expected") }

@@ -105,12 +105,13 @@ func plusFailure(_ error: any Error) -> Failure {
     }
 }
 
-extension MifarePlusIdentity {
-    /// Refuses a command that needs SL3 on a card in another level, saying what to do.
-    func requireLevel3(_ what: String) throws {
-        guard level == .sl3 else {
-            let hint = level == .sl0 ? "personalise it first (apdu plus personalize)" : "it is in \(level?.description ?? "an unknown level")"
-            throw Failure(.unexpected, "\(what) needs a card in SL3: \(hint)")
+extension MifarePlusCard {
+    /// A card for SL3 work without identifying it first: a storage card (SL1, or a Classic) is
+    /// refused here; the first authentication tells the rest (a card not in SL3 answers 0B).
+    static func level3(_ transport: APDUTransport, atr: [UInt8]) throws -> MifarePlusCard {
+        if let storage = (try? ATR(bytes: atr))?.storageCard {
+            throw Failure(.unexpected, "the reader names a storage card (\(storage.name ?? "card name \(storage.cardName)")), not a MIFARE Plus in SL3 or SL0")
         }
+        return MifarePlusCard(transport: transport, wrappingAllowed: true)
     }
 }

@@ -41,11 +41,11 @@ extension APDUCommand {
                     if let layout = MifareClassicLayout(atr: atr), layout.chip == .plus2K || layout.chip == .plus4K {
                         return (reader, MifarePlusSecurityLevel.sl1, layout, try Self.readLevel1(transport, layout, range, key))
                     }
-                    let (card, id) = try MifarePlusCard.identify(transport, atr: atr)
-                    try id.requireLevel3("reading blocks")
+                    // No identification: the authentication itself tells a card that is not in SL3 (0B),
+                    // and a block the card does not have is its own answer (0A).
+                    let card = try MifarePlusCard.level3(transport, atr: atr)
                     guard key.bytes.count == 16, let aes = MifarePlusKey(key.bytes) else { throw Failure(.usage, "an SL3 card's key is 32 hex digits (AES)") }
-                    let layout = MifarePlusLayout(id.storage == 2048 ? .plus2K : .plus4K)
-                    guard range.upperBound < layout.blockCount else { throw Failure(.usage, "a \(id.summary) has blocks 0-\(layout.blockCount - 1)") }
+                    let layout = MifarePlusLayout(.plus4K)
                     let data = try card.read(blocks: range.lowerBound..<(range.upperBound + 1), key: aes, type: key.type, layout: layout,
                                              mode: encrypted ? .encrypted : .plain)
                     return (reader, MifarePlusSecurityLevel.sl3, layout, data)

@@ -61,10 +61,9 @@ extension APDUCommand {
                                               trailer: layout.isTrailer(number), confirmLockout: yes ? layout.sector(ofBlock: number) : nil)
                         return (reader, nil, layout.isTrailer(number) ? nil : try? card.read(block: number))
                     }
-                    let (card, id) = try MifarePlusCard.identify(transport, atr: atr)
-                    try id.requireLevel3("writing a block")
+                    let card = try MifarePlusCard.level3(transport, atr: atr)
                     guard let aes = MifarePlusKey(key.bytes) else { throw Failure(.usage, "an SL3 card's key is 32 hex digits (AES)") }
-                    let layout = MifarePlusLayout(id.storage == 2048 ? .plus2K : .plus4K)
+                    let layout = MifarePlusLayout(.plus4K)
                     let isKey = (0x4000...0x9003).contains(number)
                     let result = try card.writeBlock(UInt16(number), data: data, key: aes, type: key.type, confirmed: yes, layout: layout,
                                                      mode: plain && !isKey ? .plain : .encrypted) { old in
