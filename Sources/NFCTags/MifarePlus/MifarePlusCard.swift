@@ -94,10 +94,14 @@ public final class MifarePlusCard {
             framing = .wrapped
             return wrapped
         }
-        guard let answer = try exchange(framing!, code, payload, secret: secret, secretAnswer: secretAnswer) else {
-            throw MifarePlusError(.readerRefused, "the reader refused a frame it carried before on this connection")
+        if let answer = try exchange(framing!, code, payload, secret: secret, secretAnswer: secretAnswer) { return answer }
+        // A reader that checks APDU shapes passes the native frames that happen to parse as one
+        // (`70 02 40 00` is a 4-byte header) and refuses the others: the wrapping from then on.
+        if framing == .native, wrappingAllowed, let wrapped = try exchange(.wrapped, code, payload, secret: secret, secretAnswer: secretAnswer) {
+            framing = .wrapped
+            return wrapped
         }
-        return answer
+        throw MifarePlusError(.readerRefused, "the reader refused \(Hex.encode([code])) as a native frame\(wrappingAllowed ? " and wrapped" : ", and this card (not known to be an EV1 or EV2) has no ISO 7816 wrapping")")
     }
 
     /// One exchange in `form`; nil when the reader (not the card) refused the form: a 2-byte

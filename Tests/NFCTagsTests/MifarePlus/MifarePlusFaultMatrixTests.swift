@@ -25,16 +25,16 @@ struct MifarePlusFaultMatrixTests {
         return channel.exchanges
     }
 
-    @Test("a block write (data and value block), in each write mode: old or new as said, and the restore it gives puts the old back",
-          arguments: [MifarePlusCard.WriteMode.encrypted, .plain])
-    func blockWrite(_ mode: MifarePlusCard.WriteMode) throws {
+    @Test("a block write (a value block over data), in each write mode and reader form: old or new as said, and the restore it gives puts the old back",
+          arguments: [(MifarePlusCard.WriteMode.encrypted, MifarePlusModel.ReaderForm.native), (.plain, .native), (.encrypted, .isoOnly)])
+    func blockWrite(_ mode: MifarePlusCard.WriteMode, _ form: MifarePlusModel.ReaderForm) throws {
         let old = [UInt8](repeating: 0x11, count: 16)
         let new = MifareClassicValueBlock(value: -42, address: 5).bytes
         func fresh() -> MifarePlusModel {
             let m = MifarePlusEmulatorTests.sl3()
             var b = m.blocks
             b[5] = old
-            return MifarePlusModel(.ev1, level: .sl3, blocks: b)
+            return MifarePlusModel(.ev1, level: .sl3, readerForm: form, blocks: b)
         }
         var restoreLine: [UInt8]?
         let operation = { (t: APDUTransport, atr: [UInt8]) throws in
