@@ -52,8 +52,14 @@ extension MifarePlusCard {
     /// `MifarePlusInterrupted` naming the block's state: old, or new (a block write is atomic on
     /// the chip), with the restore when the old contents are known.
     /// - Parameters:
-    ///   - restoreCommand: builds the command that writes the old bytes back (the CLI's words).
+    ///   - block: the block number (a data block, trailer, key or configuration block).
+    ///   - data: 16 bytes.
+    ///   - key: the key that opens the block's sector (or 9000 for system keys, 9001 for B000-B003).
+    ///   - type: key A or B.
     ///   - confirmed: the caller confirmed a trailer, key or configuration change.
+    ///   - layout: the card's block layout (4K's, whose first 128 blocks are 2K's, when unknown).
+    ///   - mode: the data enciphered (the default) or plain.
+    ///   - restoreCommand: builds the command that writes the old bytes back (the CLI's words).
     public func writeBlock(_ block: UInt16, data: [UInt8], key: MifarePlusKey, type: MifarePlusKeyType, confirmed: Bool,
                            layout: MifarePlusLayout = MifarePlusLayout(.plus4K), mode: WriteMode = .encrypted,
                            restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?) {
@@ -111,7 +117,11 @@ extension MifarePlusCard {
     /// `commit` when given. WritePerso can be repeated: a card cut before CommitPerso stays in
     /// SL0, and running the same command again finishes it.
     /// - Parameters:
+    ///   - keys: the keys to write, in order.
+    ///   - commit: the level CommitPerso goes to; nil: no CommitPerso.
     ///   - generation: S and X commit to SL1 only (`AA`); EV1 and EV2 are told the level (`AA 01`, `AA 03`).
+    ///   - sectors: the card's sectors (32 on 2K, 40 on 4K).
+    ///   - confirmed: the caller confirmed CommitPerso.
     ///   - again: the command that runs this personalisation again (the CLI's words).
     ///   - storageKnown: false when nothing told 2K from 4K (an S or X): `sectors` is then 40, and
     ///     keys of sectors 32-39 the card answers `09` (no such block) are skipped, as on a 2K card.

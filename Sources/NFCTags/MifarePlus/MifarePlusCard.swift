@@ -74,8 +74,10 @@ public final class MifarePlusCard {
         public var isOK: Bool { statusByte == 0x90 }
     }
 
-    /// Sends one frame (`code` then `payload`) and returns the card's answer.
+    /// Sends one frame and returns the card's answer.
     /// - Parameters:
+    ///   - code: the command code.
+    ///   - payload: the bytes after it.
     ///   - secret: bytes of `payload` marked for observers (a key in WritePerso), shown as `**`.
     ///   - secretAnswer: the answer's data is marked (a session's cryptograms).
     public func send(_ code: UInt8, _ payload: [UInt8] = [], secret: Range<Int>? = nil, secretAnswer: Bool = false) throws -> Answer {

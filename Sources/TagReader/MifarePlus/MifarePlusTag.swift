@@ -5,7 +5,7 @@ import PCSC
 
 extension MiFareTag {
     /// The card as a MIFARE Plus (`mifareFamily == .plus`, as Core NFC delivers it), identified
-    /// with evidence (``MifarePlusIdentity``); nil for a tag of another family. Identification
+    /// with evidence (`MifarePlusIdentity`); nil for a tag of another family. Identification
     /// needs no key and writes nothing.
     public func plus() async throws -> MifarePlusTag? {
         guard mifareFamily == .plus else { return nil }
@@ -22,8 +22,8 @@ extension MiFareTag {
 
 /// A MIFARE Plus a session delivered: its SL3 blocks under AES secure messaging, personalisation of
 /// an SL0 card and the switch of an SL1 card to SL3, as async calls, each in a PC/SC transaction
-/// of its own on the tag's queue. Errors are typed: ``MifarePlusError`` (with
-/// ``MifarePlusStatus`` for every status byte `06`-`0F`), ``MifarePlusInterrupted`` naming what the
+/// of its own on the tag's queue. Errors are typed: `MifarePlusError` (with
+/// `MifarePlusStatus` for every status byte `06`-`0F`), `MifarePlusInterrupted` naming what the
 /// card holds after a change cut short. The SL3 session lives between calls while no other program
 /// talks to the card.
 public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
