@@ -235,7 +235,12 @@ public final class MiFareTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
         super.init(connection)
     }
 
-    public func identifier() async throws -> [UInt8] {
+    public func identifier() async throws -> [UInt8] { try await readerUID() }
+}
+
+extension ConnectedTag {
+    /// The UID the reader reports for this activation (PC/SC Part 3 GET DATA, `FF CA 00 00 00`).
+    func readerUID() async throws -> [UInt8] {
         try await connection.perform { card in
             let response = try APDUTransport(channel: PCSCChannel(card: card)).send(.getUID)
             guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }

@@ -189,7 +189,7 @@ public final class MifarePlusCard {
     /// WritePerso (`A8 BNr data16`), SL0 only: a key, data block or configuration block. The
     /// data is marked secret for observers.
     public func writePerso(_ number: UInt16, _ data: [UInt8]) throws {
-        precondition(data.count == 16)
+        guard data.count == 16 else { throw MifarePlusError(.refused, "WritePerso writes 16 bytes, not \(data.count)") }
         let answer = try send(0xA8, MifarePlusSession.le(number) + data, secret: 2..<18)
         try check(answer, "WritePerso of \(MifarePlusBlockNumber.words(number))")
     }
@@ -271,7 +271,7 @@ public final class MifarePlusCard {
     /// session, the command MACed and the answer's MAC checked.
     public func read(block: UInt16, count: Int, mode: ReadMode = .plain) throws -> [UInt8] {
         guard var s = session else { throw MifarePlusError(.refused, "reading block \(block) needs an authentication first") }
-        precondition((1...255).contains(count))
+        guard (1...15).contains(count) else { throw MifarePlusError(.refused, "a read takes 1 to 15 blocks, not \(count)") }
         let code = mode.code
         let mac = try s.readCommandMAC(code: code, block: block, count: UInt8(count))
         let answer = try send(code, MifarePlusSession.le(block) + [UInt8(count)] + mac)
@@ -305,7 +305,7 @@ public final class MifarePlusCard {
     /// may write) in the open session.
     public func write(block: UInt16, data: [UInt8], mode: WriteMode = .encrypted) throws {
         guard var s = session else { throw MifarePlusError(.refused, "writing block \(block) needs an authentication first") }
-        precondition(data.count == 16)
+        guard data.count == 16 else { throw MifarePlusError(.refused, "a block is 16 bytes, not \(data.count)") }
         let code = mode.code
         let sent = mode == .encrypted ? try s.encipherCommandData(data) : data
         let mac = try s.writeCommandMAC(code: code, block: block, data: sent)

@@ -46,11 +46,7 @@ public final class DESFireTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
     /// The UID: GetVersion's, or (random ID on) the one the reader reports for this activation.
     public func identifier() async throws -> [UInt8] {
         if !version.uidHidden { return version.uid }
-        return try await connection.perform { card in
-            let response = try APDUTransport(channel: PCSCChannel(card: card)).send(.getUID)
-            guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }
-            return response.data
-        }
+        return try await readerUID()
     }
 
     /// Selects `application` (when it is not already) and, with a key, authenticates.

@@ -46,11 +46,7 @@ public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendabl
     /// The UID: GetVersion's (EV1, EV2), else the one the reader reports.
     public func identifier() async throws -> [UInt8] {
         if let uid = identity.uid { return uid }
-        return try await connection.perform { card in
-            let response = try APDUTransport(channel: PCSCChannel(card: card)).send(.getUID)
-            guard response.statusWord == .success else { throw TagError(.readFailed, "the reader gave no UID (\(response.statusWord))") }
-            return response.data
-        }
+        return try await readerUID()
     }
 
     /// Reads `blocks` in SL3, each sector authenticated once with `key` as its key `type`.

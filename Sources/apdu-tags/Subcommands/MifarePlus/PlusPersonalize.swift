@@ -79,9 +79,9 @@ extension APDUCommand {
                     let sectors = id.sectors ?? 40
                     let keys = try keys(sectors: sectors)
                     guard !keys.keys.isEmpty || commit != nil else { throw Failure(.usage, "nothing to do: give --key-file, --all-keys or --commit") }
-                    try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
-                                         confirmed: yes, again: Self.sameCommand())
-                    return (reader, keys.keys.count, id)
+                    let skipped = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
+                                                       confirmed: yes, again: Self.sameCommand())
+                    return (reader, keys.keys.count - skipped.count, id)
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(written)),
