@@ -122,7 +122,11 @@ extension MifarePlusCard {
             let raw = "GetVersion: vendor 04, type 02, major \(Hex.encode([v.hardwareMajor])), storage byte \(Hex.encode([v.hardwareStorage]))"
             id.evidence.append(("generation \(id.generation.rawValue)", raw))
             if let storage = id.storage { id.evidence.append(("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
-            if !v.uidHidden {
+            if version[14] == 0x00 && version[15] == 0x04 {
+                // A 4-byte UID (NUID): `00 04` then the UID, as proxmark3's hf mfp info reads it.
+                id.uid = Array(version[16..<20])
+                id.evidence.append(("UID (4 bytes)", "GetVersion"))
+            } else if !v.uidHidden {
                 id.uid = v.uid
                 id.evidence.append(("UID", "GetVersion"))
             }

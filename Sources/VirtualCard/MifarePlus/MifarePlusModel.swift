@@ -222,7 +222,10 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
         case 2: return [0xAF, 0x04, 0x02, 0x01, 0x01, 0x01, storage, 0x04]
         case 3:
             volatile.withLock { $0.versionPart = 0 }
-            return [0x90] + Array((uid + [UInt8](repeating: 0, count: 7)).prefix(7)) + [0xCF, 0x8D, 0x15, 0x61, 0x51, 0x21, 0x23]
+            // A 4-byte UID goes as `00 04 UID`, batch, week and year one place later (proxmark3's
+            // reading), a last byte 00.
+            let uidPart = uid.count == 4 ? [0x00, 0x04] + uid : Array((uid + [UInt8](repeating: 0, count: 7)).prefix(7))
+            return [0x90] + uidPart + [0xCF, 0x8D, 0x15, 0x61, 0x51, 0x21, 0x23] + (uid.count == 4 ? [0x00] : [])
         default: return [0x0B]
         }
     }

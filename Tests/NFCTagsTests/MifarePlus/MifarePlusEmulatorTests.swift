@@ -46,6 +46,14 @@ struct MifarePlusEmulatorTests {
         }
     }
 
+    @Test("a 4-byte UID (GetVersion 00 04 UID): proxmark3's published EV1 signature over 12817C48 verifies")
+    func fourByteUID() throws {
+        let signature = h("3351979A3449CACD9EE113A75B862917F03EFAE68DA399C06342BF8583C88DFE769DF49754A96F7C28B57189FB05B9C10E2305D41423A6EB")
+        let model = MifarePlusModel(.ev1, level: .sl3, uid: h("12817C48"), signature: signature)
+        let (_, id) = Self.card(model)
+        #expect(id.uid == h("12817C48") && id.signatureKey == .mifarePlusEV1)
+    }
+
     @Test("a DESFire is not taken for a MIFARE Plus")
     func desfire() {
         let model = DESFireModel(image: .factory(DESFireModel.Chip(generation: .ev1)))
