@@ -30,15 +30,6 @@ public struct Exchange: Sendable, Hashable {
     public enum Purpose: String, Sendable, Hashable {
         case command, getResponse, resendWithLe, chained
     }
-
-    public init(command: [UInt8], response: [UInt8], duration: Duration, purpose: Purpose, secretRange: Range<Int>? = nil, secretResponse: Bool = false) {
-        self.command = command
-        self.response = response
-        self.duration = duration
-        self.purpose = purpose
-        self.secretRange = secretRange
-        self.secretResponse = secretResponse
-    }
 }
 
 /// Forms a reader accepts that ISO 7816 and PC/SC leave open, as learned on one connection.
@@ -242,16 +233,31 @@ public final class APDUTransport {
         }
     }
 
-    private func exchange(_ bytes: [UInt8], _ purpose: Exchange.Purpose) throws -> ResponseAPDU {
-        let start = ContinuousClock.now
-        let raw: [UInt8]
-        do {
-            raw = try channel.transmit(bytes)
-        } catch {
-            observer?(Exchange(command: bytes, response: [], duration: ContinuousClock.now - start, purpose: purpose))
-            throw error
+    /// Sends `bytes` as they are and returns the raw answer, with no APDU rules: a contactless
+    /// card's native frame (a MIFARE Plus's `60`, whose answer carries no status word). The
+    /// observer sees it, with `secret` (a range of `bytes`) and `secretResponse` marked; the
+    /// SELECT policy applies to bytes that parse as a command APDU.
+    public func transmitRaw(_ bytes: [UInt8], secret: Range<Int>? = nil, secretResponse: Bool = false) throws -> [UInt8] {
+        if let selectPolicy, let command = try? CommandAPDU(bytes: bytes), let aid = selectPolicy.refusal(for: command) {
+            throw TransmitError.refusedSelect(aid: aid)
         }
-        observer?(Exchange(command: bytes, response: raw, duration: ContinuousClock.now - start, purpose: purpose))
+        return try observed(bytes, .command, secret: secret, secretResponse: secretResponse)
+    }
+
+    private func exchange(_ bytes: [UInt8], _ purpose: Exchange.Purpose) throws -> ResponseAPDU {
+        let raw = try observed(bytes, purpose)
         do { return try ResponseAPDU(bytes: raw) } catch { throw TransmitError.malformedResponse(raw) }
+    }
+
+    /// One physical exchange, timed and shown to the observer (also when it fails).
+    private func observed(_ bytes: [UInt8], _ purpose: Exchange.Purpose, secret: Range<Int>? = nil, secretResponse: Bool = false) throws -> [UInt8] {
+        let start = ContinuousClock.now
+        var exchange = Exchange(command: bytes, response: [], duration: .zero, purpose: purpose, secretRange: secret, secretResponse: secretResponse)
+        defer {
+            exchange.duration = ContinuousClock.now - start
+            observer?(exchange)
+        }
+        exchange.response = try channel.transmit(bytes)
+        return exchange.response
     }
 }

@@ -129,8 +129,8 @@ extension MifarePlusCard {
     @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
                             sectors: Int, storageKnown: Bool = true, confirmed: Bool, again: String) throws -> [UInt16] {
-        for (number, _) in keys.keys where !MifarePlusBlockNumber.isPersonalizable(number, sectors: sectors) {
-            throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
+        for entry in keys.keys where !MifarePlusBlockNumber.isPersonalizable(entry.number, sectors: sectors) {
+            throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(entry.number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
         }
         if let commit {
             guard confirmed else {

@@ -116,25 +116,11 @@ public final class MifarePlusCard {
             bytes = [code] + payload
             offset = 1
         case .wrapped:
-            bytes = [0x90, code, 0x00, 0x00] + (payload.isEmpty ? [] : [UInt8(payload.count)] + payload) + [0x00]
+            bytes = CommandAPDU(cla: 0x90, ins: code, p1: 0, p2: 0, data: payload, ne: 256).bytes
             offset = 5
         }
         progress = .mayHaveRun
-        let start = ContinuousClock.now
-        let raw: [UInt8]
-        var exchange = Exchange(command: bytes, response: [], duration: .zero, purpose: .command)
-        exchange.secretRange = secret.map { ($0.lowerBound + offset)..<($0.upperBound + offset) }
-        exchange.secretResponse = secretAnswer
-        do {
-            raw = try transport.channel.transmit(bytes)
-        } catch {
-            exchange.duration = ContinuousClock.now - start
-            transport.observer?(exchange)
-            throw error
-        }
-        exchange.response = raw
-        exchange.duration = ContinuousClock.now - start
-        transport.observer?(exchange)
+        let raw = try transport.transmitRaw(bytes, secret: secret.map { ($0.lowerBound + offset)..<($0.upperBound + offset) }, secretResponse: secretAnswer)
         frames += 1
         progress = .answered
         switch form {

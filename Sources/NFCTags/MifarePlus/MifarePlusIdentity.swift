@@ -40,14 +40,16 @@ public struct MifarePlusIdentity: Sendable, Hashable {
     public var signatureKey: OriginalitySignature.PublicKey?
     /// The ATS historical bytes the ATR carries.
     public var historicalBytes: [UInt8]
-    /// Claim → evidence: ("generation", "GetVersion: vendor 04, type 02, major 11").
-    public var evidence: [(claim: String, evidence: String)]
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.generation == b.generation && a.level == b.level && a.storage == b.storage && a.uid == b.uid && a.version == b.version
-            && a.signature == b.signature && a.evidence.map { $0.claim + $0.evidence } == b.evidence.map { $0.claim + $0.evidence }
+    /// A claim and what it rests on: ("generation ev1", "GetVersion: vendor 04, type 02, major 11").
+    public struct Evidence: Sendable, Hashable {
+        public var claim: String
+        public var evidence: String
+        public init(_ claim: String, _ evidence: String) {
+            self.claim = claim
+            self.evidence = evidence
+        }
     }
-    public func hash(into h: inout Hasher) { h.combine(generation); h.combine(level); h.combine(uid) }
+    public var evidence: [Evidence]
 
     /// The number of sectors of the storage: 32 on 2K, 40 on 4K.
     public var sectors: Int? { storage.map { $0 >= 4096 ? 40 : 32 } }
@@ -94,14 +96,14 @@ extension MifarePlusCard {
                                     signatureKey: nil, historicalBytes: parsed?.historicalBytes ?? [], evidence: [])
         if let storageCard = parsed?.storageCard {
             let names: [UInt16: (MifarePlusSecurityLevel, Int)] = [0x0036: (.sl1, 2048), 0x0037: (.sl1, 4096), 0x0038: (.sl2, 2048), 0x0039: (.sl2, 4096)]
+            let name = Hex.encode([UInt8(storageCard.cardName >> 8), UInt8(storageCard.cardName & 0xFF)])
             guard storageCard.standard == 0x03, let (level, size) = names[storageCard.cardName] else {
-                throw MifarePlusError(.wrongCard, "not a MIFARE Plus: the reader names a storage card \(Hex.encode([UInt8(storageCard.cardName >> 8), UInt8(storageCard.cardName & 0xFF)])) (a MIFARE Plus in SL1 that the reader calls a Classic cannot be told from one here)")
+                throw MifarePlusError(.wrongCard, "not a MIFARE Plus: the reader names a storage card \(name) (a MIFARE Plus in SL1 that the reader calls a Classic cannot be told from one here)")
             }
             id.level = level
             id.storage = size
-            let name = Hex.encode([UInt8(storageCard.cardName >> 8), UInt8(storageCard.cardName & 0xFF)])
-            id.evidence.append(("security level \(level)", "the ATR's PC/SC card name \(name) (MIFARE Plus \(size / 1024)K in \(level))"))
-            id.evidence.append(("storage \(size) bytes", "the same card name"))
+            id.evidence.append(.init("security level \(level)", "the ATR's PC/SC card name \(name) (MIFARE Plus \(size / 1024)K in \(level))"))
+            id.evidence.append(.init("storage \(size) bytes", "the same card name"))
             return (MifarePlusCard(transport: transport), id)
         }
 
@@ -120,20 +122,20 @@ extension MifarePlusCard {
             id.generation = v.hardwareMajor == 0x11 ? .ev1 : v.hardwareMajor == 0x22 ? .ev2 : .unknown
             id.storage = MifarePlusIdentity.storage(v.hardwareStorage)
             let raw = "GetVersion: vendor 04, type 02, major \(Hex.encode([v.hardwareMajor])), storage byte \(Hex.encode([v.hardwareStorage]))"
-            id.evidence.append(("generation \(id.generation.rawValue)", raw))
-            if let storage = id.storage { id.evidence.append(("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
+            id.evidence.append(.init("generation \(id.generation.rawValue)", raw))
+            if let storage = id.storage { id.evidence.append(.init("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
             if version[14] == 0x00 && version[15] == 0x04 {
                 // A 4-byte UID (NUID): `00 04` then the UID, as proxmark3's hf mfp info reads it.
                 id.uid = Array(version[16..<20])
-                id.evidence.append(("UID (4 bytes)", "GetVersion"))
+                id.evidence.append(.init("UID (4 bytes)", "GetVersion"))
             } else if !v.uidHidden {
                 id.uid = v.uid
-                id.evidence.append(("UID", "GetVersion"))
+                id.evidence.append(.init("UID", "GetVersion"))
             }
             card.wrappingAllowed = true
         } else if let generation = MifarePlusIdentity.historicalBytesNamePlus(atr) {
             id.generation = generation
-            id.evidence.append(("generation \(generation.rawValue)", "the ATS historical bytes \(id.historicalBytes.hexString) (no answer to GetVersion)"))
+            id.evidence.append(.init("generation \(generation.rawValue)", "the ATS historical bytes \(id.historicalBytes.hexString) (no answer to GetVersion)"))
         }
 
         // S, X, SE, EV1 and EV2 answer the same in SL0 and SL3 except to personalisation: the probe
@@ -142,18 +144,18 @@ extension MifarePlusCard {
         switch probe {
         case 0x09:
             id.level = .sl0
-            id.evidence.append(("security level SL0", "the WritePerso probe (block 9090) answered 09: WritePerso is open"))
+            id.evidence.append(.init("security level SL0", "the WritePerso probe (block 9090) answered 09: WritePerso is open"))
         case 0x0B:
             id.level = .sl3
-            id.evidence.append(("security level SL3", "the WritePerso probe (block 9090) answered 0B: not available in this state"))
+            id.evidence.append(.init("security level SL3", "the WritePerso probe (block 9090) answered 0B: not available in this state"))
         default:
             if id.generation == .unknown && id.version == nil {
                 throw MifarePlusError(.wrongCard, "not a MIFARE Plus: no GetVersion of one, no MIFARE Plus ATS, and the WritePerso probe answered \(Hex.encode([probe]))")
             }
-            id.evidence.append(("security level unknown", "the WritePerso probe answered \(Hex.encode([probe])), neither 09 (SL0) nor 0B (SL3)"))
+            id.evidence.append(.init("security level unknown", "the WritePerso probe answered \(Hex.encode([probe])), neither 09 (SL0) nor 0B (SL3)"))
         }
         if id.generation == .unknown && id.version == nil {
-            id.evidence.append(("MIFARE Plus", "the WritePerso probe's answer; generation unknown (no GetVersion, ATS \(id.historicalBytes.hexString))"))
+            id.evidence.append(.init("MIFARE Plus", "the WritePerso probe's answer; generation unknown (no GetVersion, ATS \(id.historicalBytes.hexString))"))
         }
 
         if id.generation.hasVersion || id.version != nil, let signature = try card.readSignature() {

@@ -77,11 +77,16 @@ public enum MifarePlusBlockNumber {
 /// Keys for WritePerso, from a key file: a line `KEYNO HEX` (KEYNO in 4 hex digits, the key in 32;
 /// spaces, ':' or '-' between bytes allowed), '#' comments, blank lines, CRLF and a byte-order mark.
 public struct MifarePlusKeyFile: Sendable, Hashable {
-    public var keys: [(number: UInt16, key: MifarePlusKey)] { entries.map { ($0.number, $0.key) } }
-    struct Entry: Sendable, Hashable { var number: UInt16; var key: MifarePlusKey }
-    var entries: [Entry]
+    /// A key and the block number it goes to.
+    public struct Entry: Sendable, Hashable {
+        public var number: UInt16
+        public var key: MifarePlusKey
+    }
+    /// The keys, in the order they are written.
+    public var keys: [Entry]
 
-    public init(_ keys: [(UInt16, MifarePlusKey)]) { entries = keys.map { Entry(number: $0.0, key: $0.1) } }
+    public init(_ keys: [(UInt16, MifarePlusKey)]) { self.keys = keys.map { Entry(number: $0.0, key: $0.1) } }
+    init(entries: [Entry]) { keys = entries }
 
     /// Errors name the line, never its text (it holds a key).
     public static func parse(_ text: String, source: String) throws(MifarePlusError) -> MifarePlusKeyFile {
@@ -106,8 +111,6 @@ public struct MifarePlusKeyFile: Sendable, Hashable {
         return MifarePlusKeyFile(entries: entries)
     }
 
-    init(entries: [Entry]) { self.entries = entries }
-
     /// proxmark3 `hf mfp initp`'s plan: one key for every sector key (A and B) of `sectors`
     /// sectors, and for the system keys 9000-9003.
     public static func everyKey(_ key: MifarePlusKey, sectors: Int) -> MifarePlusKeyFile {
@@ -116,7 +119,4 @@ public struct MifarePlusKeyFile: Sendable, Hashable {
         for n in UInt16(0x9000)...0x9003 { entries.append(Entry(number: n, key: key)) }
         return MifarePlusKeyFile(entries: entries)
     }
-
-    public static func == (a: MifarePlusKeyFile, b: MifarePlusKeyFile) -> Bool { a.entries == b.entries }
-    public func hash(into h: inout Hasher) { h.combine(entries) }
 }

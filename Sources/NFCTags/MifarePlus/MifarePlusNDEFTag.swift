@@ -13,6 +13,7 @@ import ISO7816
 public final class MifarePlusNDEFTag: NDEFTag {
     public var writeObserver: ((WriteStep) -> Void)?
     public let card: MifarePlusCard
+    /// 4K's layout: a 2K's first 32 sectors are the same, and the MAD says which exist.
     public let layout = MifareClassicLayout(.plus4K)
     public let directory: MifareApplicationDirectory
     public let sectors: [Int]
@@ -56,8 +57,8 @@ public final class MifarePlusNDEFTag: NDEFTag {
         self.card = card
         self.directory = directory
         self.uid = uid
-        sectors = directory.ndefSectors(of: MifareClassicLayout(.plus4K))
-        image = [UInt8](repeating: 0, count: sectors.reduce(0) { $0 + MifareClassicLayout(.plus4K).dataBlocks(inSector: $1).count * 16 })
+        sectors = directory.ndefSectors(of: layout)
+        image = [UInt8](repeating: 0, count: sectors.reduce(0) { [layout] in $0 + layout.dataBlocks(inSector: $1).count * 16 })
         tlv = (try? Type2TLVArea(memory: [0xFE], dataArea: 0..<1, controlTLVs: false))!
     }
 

@@ -172,9 +172,8 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
         }
         // The reader's own GET DATA for the UID (PC/SC Part 3), as every contactless reader answers it.
         if code == 0xFF, apdu.count == 5, apdu[1] == 0xCA, apdu[2] == 0 { return uid + [0x90, 0x00] }
-        if generation.hasVersion, code == 0x90, apdu.count >= 5, apdu[2] == 0, apdu[3] == 0 {
-            let body: [UInt8] = apdu.count > 5 ? Array(apdu[5..<(5 + min(Int(apdu[4]), apdu.count - 6))]) : []
-            let answer = native([apdu[1]] + body)
+        if generation.hasVersion, code == 0x90, let wrapped = try? CommandAPDU(bytes: apdu), wrapped.p1 == 0, wrapped.p2 == 0 {
+            let answer = native([wrapped.ins] + wrapped.data)
             let status = answer.first ?? 0x6F
             return Array(answer.dropFirst()) + (status == 0x90 ? [0x90, 0x00] : [0x91, status])
         }

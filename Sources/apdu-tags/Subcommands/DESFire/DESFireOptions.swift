@@ -56,12 +56,16 @@ enum DESFireKeyText {
         return value
     }
 
+    /// The first line of key text that is not blank or a comment, without its comment and spaces.
+    static func firstLine(_ text: String) -> String {
+        text.split(separator: "\n").map { String($0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
+            .map { $0.filter { !$0.isWhitespace } }.first { !$0.isEmpty } ?? ""
+    }
+
     /// "KEYNO:TYPE:HEX" (numbered) or "TYPE:HEX", an AES key optionally ":VERSION" (decimal or
     /// 0x hex) after it; '#' comments and blank lines allowed.
     static func parse(_ text: String, numbered: Bool, source: String) throws -> (number: UInt8, key: DESFireKey) {
-        let line = text.split(separator: "\n").map { String($0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
-            .map { $0.filter { !$0.isWhitespace } }.first { !$0.isEmpty } ?? ""
-        var fields = line.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var fields = firstLine(text).split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let shape = numbered ? "KEYNO:TYPE:HEX" : "TYPE:HEX"
         var number: UInt8 = 0
         if numbered {

@@ -36,9 +36,7 @@ struct PlusKeyOptions: ParsableArguments {
         guard let text = try key ?? DESFireKeyText.load(file: keyFile, option: "--key-file", environment: "APDU_MIFARE_PLUS_KEY") else {
             throw Failure(.usage, "a key is needed: --key A:HEX or B:HEX, --key-file FILE, or $APDU_MIFARE_PLUS_KEY")
         }
-        let line = text.split(separator: "\n").map { String($0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
-            .map { $0.filter { !$0.isWhitespace } }.first { !$0.isEmpty } ?? ""
-        let fields = line.split(separator: ":", maxSplits: 1).map(String.init)
+        let fields = DESFireKeyText.firstLine(text).split(separator: ":", maxSplits: 1).map(String.init)
         guard fields.count == 2, let type = MifarePlusKeyType(rawValue: fields[0].uppercased()) else {
             throw Failure(.usage, "\(source): a key is A:HEX or B:HEX (the value is not shown)")
         }
