@@ -149,6 +149,13 @@ final class TagConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with `object` (a family's card object, which only this queue touches) inside
+    /// one PC/SC transaction.
+    func inTransaction<Object, T: Sendable>(with object: Object, _ body: @escaping @Sendable (Object) throws -> T) async throws -> T {
+        let box = SendableBox(object)
+        return try await perform { card in try card.withTransaction { try body(box.value) } }
+    }
+
     /// Runs `body` on the detected tag inside a transaction.
     func ndef<T: Sendable>(tolerant: Bool = false, _ body: @escaping @Sendable (TagTransaction) throws -> T) async throws -> T {
         let observer = session.observer

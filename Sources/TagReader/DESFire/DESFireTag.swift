@@ -39,8 +39,7 @@ public final class DESFireTag: ConnectedTag, NFCMiFareTag, @unchecked Sendable {
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable (DESFireCard) throws -> T) async throws -> T {
-        let box = SendableBox(card)
-        return try await connection.perform { card in try card.withTransaction { try body(box.value) } }
+        try await connection.inTransaction(with: card, body)
     }
 
     /// The UID: GetVersion's, or (random ID on) the one the reader reports for this activation.

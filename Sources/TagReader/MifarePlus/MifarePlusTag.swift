@@ -39,8 +39,7 @@ public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendabl
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable (MifarePlusCard) throws -> T) async throws -> T {
-        let box = SendableBox(card)
-        return try await connection.perform { card in try card.withTransaction { try body(box.value) } }
+        try await connection.inTransaction(with: card, body)
     }
 
     /// The UID: GetVersion's (EV1, EV2), else the one the reader reports.

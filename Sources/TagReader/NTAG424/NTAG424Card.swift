@@ -39,8 +39,7 @@ public final class NTAG424Card: @unchecked Sendable {
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable (NTAG424Tag) throws -> T) async throws -> T {
-        let box = SendableBox(tag)
-        return try await owner.connection.perform { card in try card.withTransaction { try body(box.value) } }
+        try await owner.connection.inTransaction(with: tag, body)
     }
 
     /// AuthenticateEV2First with `keyNumber` (0-4).
