@@ -114,6 +114,24 @@ struct MifarePlusEmulatorTests {
         #expect { try card.write(block: 4, data: [UInt8](repeating: 1, count: 16)) } throws: { ($0 as? MifarePlusError)?.kind == .macMismatch }
     }
 
+    @Test("the emulated card checks each command's MAC: a read or write with one bit off answers 08 and drops the session")
+    func commandMACs() throws {
+        let model = Self.sl3()
+        let channel = EmulatedChannel(card: model)
+        let card = MifarePlusCard(transport: APDUTransport(channel: channel), framing: .native)
+        try card.authenticate(0x4002, key: Self.key)
+        var mac = try #require(card.session).readCommandMAC(code: 0x33, block: 4, count: 1)
+        mac[7] ^= 0x01
+        #expect(try channel.transmit([0x33, 0x04, 0x00, 0x01] + mac) == [0x08])
+        #expect(model.counters == nil)
+        try card.authenticate(0x4002, key: Self.key)
+        let s = try #require(card.session)
+        var wmac = try s.writeCommandMAC(code: 0xA3, block: 4, data: [UInt8](repeating: 9, count: 16))
+        wmac[0] ^= 0x80
+        #expect(try channel.transmit([0xA3, 0x04, 0x00] + [UInt8](repeating: 9, count: 16) + wmac) == [0x08])
+        #expect(model.block(4) != [UInt8](repeating: 9, count: 16))
+    }
+
     @Test("a wrong key: refused by the card (06), no session")
     func wrongKey() throws {
         let (card, _) = Self.card(Self.sl3())
