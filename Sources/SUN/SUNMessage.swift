@@ -108,6 +108,8 @@ public struct SUNTemplate: Sendable, Hashable {
     public var file: [String] = ["enc"]
     public var uid: [String] = ["uid"]
     public var counter: [String] = ["ctr"]
+    /// The TagTamper status in the clear: two letters (issue 51).
+    public var tamper: [String] = ["tt"]
     /// The template URL, when the template was made from one: then each placeholder is read
     /// where it stands and the parameter names above are not used.
     public var pattern: SUNURLPattern?
@@ -123,7 +125,7 @@ public struct SUNTemplate: Sendable, Hashable {
     /// `{mac}`, and `{picc}` or `{uid}` (with `{ctr}`), are required; see ``SUNURLPattern``.
     public init(url template: String) throws(SUNError) {
         let pattern = try SUNURLPattern(template)
-        (picc, mac, file, uid, counter) = ([], [], [], [], [])
+        (picc, mac, file, uid, counter, tamper) = ([], [], [], [], [], [])
         self.pattern = pattern
     }
 }
@@ -138,6 +140,9 @@ public struct SUNResult: Sendable, Hashable {
     public var encryption: SDMEncryption
     /// PICCDataTag (nil for plain UID and counter mirroring).
     public var piccDataTag: UInt8?
+    /// The TagTamper status the MAC covered, when the verification was told where the tag
+    /// mirrors it (issue 51).
+    public var tamper: SUNTagTamperStatus? = nil
 }
 
 /// One tap's URL, as an NTAG 424 DNA serves it with Secure Dynamic Messaging (SUN), parsed.
@@ -156,6 +161,8 @@ public struct SUNMessage: Sendable, Hashable {
     public var encryptedFileData: [UInt8]?
     /// The bytes the MAC covers.
     public var macInput: [UInt8]
+    /// The TagTamper letters mirrored in the clear (the `tt` parameter), inside the MAC input.
+    public var tamperStatus: [UInt8]? = nil
 
     /// The longest URL accepted: an NDEF file is 256 bytes on NTAG 424 DNA; anything much longer
     /// is not a tap.
@@ -237,21 +244,33 @@ public struct SUNMessage: Sendable, Hashable {
         if let file, file.1.isEmpty || file.1.count % 16 != 0 {
             throw SUNError(.malformed, "the encrypted file data is \(file.1.count) bytes, not whole 16-byte blocks")
         }
-        // MAC input: from the file data's first character to the MAC's; nothing without file data.
+        // The TagTamper letters in the clear: two of C, O, I (any other two bytes are kept and
+        // shown as unknown; the MAC decides whether they are the tag's).
+        var tt: Range<Int>?
+        if let (name, range) = find(template.tamper) {
+            guard range.count == 2 else { throw SUNError(.malformed, "parameter '\(Self.safe(name))' (TagTamper status) must be 2 letters") }
+            tt = range
+        }
+        // MAC input: from the first of the file data and the TagTamper letters up to the MAC
+        // (SDMMACInputOffset at or before both); nothing without either.
         var input: [UInt8] = []
-        if let file {
-            guard file.0.lowerBound <= macField.0.lowerBound else {
-                throw SUNError(.malformed, "the encrypted file data comes after the SDMMAC: no SDM layout puts it there")
+        let inputStart = [file?.0.lowerBound, tt?.lowerBound].compactMap { $0 }.min()
+        if let inputStart {
+            guard inputStart <= macField.0.lowerBound else {
+                throw SUNError(.malformed, "the encrypted file data or the TagTamper status comes after the SDMMAC: no SDM layout puts it there")
             }
-            input = Array(bytes[file.0.lowerBound..<macField.0.lowerBound])
+            input = Array(bytes[inputStart..<macField.0.lowerBound])
         }
         self.init(piccData: picc?.1, plainUID: uid?.1, plainCounter: counter?.1, mac: macField.1, encryptedFileData: file?.1, macInput: input)
+        tamperStatus = tt.map { Array(bytes[$0]) }
     }
 
     /// Verifies the message with `keys`: decrypts the PICC data, derives the session keys from
     /// the UID and counter, checks the MAC in constant time, decrypts the file data.
     /// - Throws: `SUNError` `.invalidMAC`, `.unsupported`, `.malformed`.
-    public func verify(keys: SDMKeys, plainEncryption: SDMEncryption = .aes) throws(SUNError) -> SUNResult {
+    /// - Parameter tamper: where the tag mirrors its TagTamper status (SDMOptions bit 3); the
+    ///   status is read from there only after the MAC verified.
+    public func verify(keys: SDMKeys, plainEncryption: SDMEncryption = .aes, tamper: SUNTamperPlacement? = nil) throws(SUNError) -> SUNResult {
         var tag: UInt8?
         var uid: [UInt8]
         var counterBytes: [UInt8]?   // as the tag mirrors it in PICC data: least significant first
@@ -301,7 +320,19 @@ public struct SUNMessage: Sendable, Hashable {
             }
         }
         let counter = counterBytes.map { Int($0[0]) | Int($0[1]) << 8 | Int($0[2]) << 16 }
-        return SUNResult(uid: uid, counter: counter, fileData: fileData, encryption: encryption, piccDataTag: tag)
+        var status: SUNTagTamperStatus?
+        switch tamper {
+        case nil: break
+        case .fileData(let offset):
+            guard let data = fileData, offset >= 0, offset + 2 <= data.count else {
+                throw SUNError(.unsupported, "the TagTamper status is mirrored at byte \(offset) of the encrypted file data, but the URL carries \(fileData.map { "\($0.count) bytes of it" } ?? "none")")
+            }
+            status = SUNTagTamperStatus(bytes: data[offset..<(offset + 2)])
+        case .clear:
+            guard let bytes = tamperStatus else { throw SUNError(.malformed, "no TagTamper status where the template puts {tt}") }
+            status = SUNTagTamperStatus(bytes: bytes)
+        }
+        return SUNResult(uid: uid, counter: counter, fileData: fileData, encryption: encryption, piccDataTag: tag, tamper: status)
     }
 
     /// The SDMMAC over `macInput` with the session MAC key from `data` (UID ‖ counter), compared
@@ -385,8 +416,8 @@ extension SUNMessage {
     /// Verifies the message, then refuses it as a replay unless its counter is greater than the
     /// last one `store` accepted for the UID. A message without a mirrored counter cannot be
     /// checked for replay and is refused when a store is given.
-    public func verify(keys: SDMKeys, store: any SUNCounterStore, plainEncryption: SDMEncryption = .aes) throws -> SUNResult {
-        let result = try verify(keys: keys, plainEncryption: plainEncryption)
+    public func verify(keys: SDMKeys, store: any SUNCounterStore, plainEncryption: SDMEncryption = .aes, tamper: SUNTamperPlacement? = nil) throws -> SUNResult {
+        let result = try verify(keys: keys, plainEncryption: plainEncryption, tamper: tamper)
         guard let counter = result.counter else {
             throw SUNError(.unsupported, "the message mirrors no read counter, so a replay cannot be told from a tap")
         }
