@@ -9,8 +9,11 @@ public struct KeyReloader: Service {
     let path: String
     let verifier: Verifier
     let logger: Logger
+    /// To check a new file's redirect keys as at start.
+    let options: ServiceOptions?
 
-    public init(path: String, verifier: Verifier, logger: Logger) {
+    public init(path: String, verifier: Verifier, logger: Logger, options: ServiceOptions? = nil) {
+        self.options = options
         self.path = path
         self.verifier = verifier
         self.logger = logger
@@ -25,6 +28,13 @@ public struct KeyReloader: Service {
     public func reload() {
         do {
             let keys = try KeyRing.load(path: path)
+            if let options {
+                do { try SUNServer.checkRedirectKeys(keys, options: options, logger: logger) } catch {
+                    verifier.metrics.keyReloadFailures.increment()
+                    logger.error("keys not reloaded; the previous keys stay in use", metadata: ["error": "\(error.message)"])
+                    return
+                }
+            }
             verifier.replaceKeys(keys)
             verifier.metrics.keyReloads.increment()
             logger.notice("keys reloaded", metadata: ["file": "\(path)", "groups": "\(keys.groups.keys.sorted().joined(separator: ","))"])

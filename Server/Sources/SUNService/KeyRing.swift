@@ -24,6 +24,13 @@ public struct KeyGroup: Sendable {
     public var template: SUNTemplate?
     /// A key of the group is all zero, a factory key anyone can use to forge taps.
     public var usesFactoryKey = false
+    /// The key that signs this group's verdicts for `--redirect` (`redirectKey`); nil: the
+    /// file's own.
+    public var redirectKey: [UInt8]? = nil
+    /// The group's look on the verdict page (`page`: brand, productURL, colour).
+    public var look: PageLook? = nil
+    /// Where the group's tags mirror their TagTamper status (`tamper`): nil, none.
+    public var tamper: SUNTamperPlacement? = nil
 }
 
 /// The key file, read: tag groups by name, and the group `GET /` uses.
@@ -49,6 +56,17 @@ public struct KeyRing: Sendable {
     public var groups: [String: KeyGroup]
     /// The group of `GET /`: the file's `default`, or its only group.
     public var defaultGroup: String?
+    /// The file's `redirectKey`: signs the verdicts of groups without their own, and those
+    /// that name no group (malformed, unknown group).
+    public var redirectKey: [UInt8]? = nil
+
+    /// The key that signs a verdict of `group` (nil: one that names no group).
+    public func redirectKey(group: String?) -> [UInt8]? {
+        if let group, let key = groups[group]?.redirectKey { return key }
+        if let key = redirectKey { return key }
+        if group == nil, let d = defaultGroup { return groups[d]?.redirectKey }
+        return nil
+    }
 
     public init(groups: [String: KeyGroup], defaultGroup: String?) {
         self.groups = groups
@@ -83,9 +101,10 @@ public struct KeyRing: Sendable {
         guard let root = object as? [String: Any], let groupsObject = root["groups"] as? [String: Any], !groupsObject.isEmpty else {
             throw KeyFileError(.invalid, "the key file \(source) needs a \"groups\" object with at least one group")
         }
-        for key in root.keys where !["groups", "default"].contains(key) {
-            throw KeyFileError(.invalid, "the key file \(source) has an unknown field \"\(safe(key))\" (known: groups, default)")
+        for key in root.keys where !["groups", "default", "redirectKey"].contains(key) {
+            throw KeyFileError(.invalid, "the key file \(source) has an unknown field \"\(safe(key))\" (known: groups, default, redirectKey)")
         }
+        let redirectKey = try Self.redirectKey(root["redirectKey"], what: "the key file \(source): \"redirectKey\"")
         var groups: [String: KeyGroup] = [:]
         for (name, value) in groupsObject {
             guard validName(name) else {
@@ -105,11 +124,23 @@ public struct KeyRing: Sendable {
         } else if groups.count == 1 {
             defaultGroup = groups.keys.first
         }
-        return KeyRing(groups: groups, defaultGroup: defaultGroup)
+        var ring = KeyRing(groups: groups, defaultGroup: defaultGroup)
+        ring.redirectKey = redirectKey
+        return ring
+    }
+
+    /// A redirect key: 64 to 128 hex digits (32 to 64 bytes; HS256 wants at least the hash's
+    /// size, RFC 7518 §3.2). The value is never repeated in a message.
+    static func redirectKey(_ value: Any?, what: String) throws(KeyFileError) -> [UInt8]? {
+        guard let value else { return nil }
+        guard let text = value as? String, let key = decodeHex(text), (32...64).contains(key.count) else {
+            throw KeyFileError(.invalid, "\(what) must be 64 to 128 hex digits (32 to 64 bytes)")
+        }
+        return key
     }
 
     static func group(_ name: String, _ fields: [String: Any], source: String) throws(KeyFileError) -> KeyGroup {
-        let known = ["metaReadKey", "fileReadKey", "fileReadMasterKey", "systemIdentifier", "template"]
+        let known = ["metaReadKey", "fileReadKey", "fileReadMasterKey", "systemIdentifier", "template", "redirectKey", "page", "tamper"]
         for key in fields.keys where !known.contains(key) {
             throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\" has an unknown field \"\(safe(key))\" (known: \(known.joined(separator: ", ")))")
         }
@@ -154,7 +185,33 @@ public struct KeyRing: Sendable {
             }
         }
         let zero = [UInt8](repeating: 0, count: 16)
-        return KeyGroup(name: name, keys: keys, template: template, usesFactoryKey: [meta, file, master].contains { $0 == zero })
+        var group = KeyGroup(name: name, keys: keys, template: template, usesFactoryKey: [meta, file, master].contains { $0 == zero })
+        group.redirectKey = try redirectKey(fields["redirectKey"], what: "the key file \(source): group \"\(name)\" field \"redirectKey\"")
+        if let page = fields["page"] {
+            guard let page = page as? [String: Any], page.keys.allSatisfy({ ["brand", "productURL", "colour"].contains($0) }),
+                  page.values.allSatisfy({ $0 is String })
+            else {
+                throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\" field \"page\" must be an object of strings: brand, productURL, colour")
+            }
+            let look = PageLook(brand: page["brand"] as? String, productURL: page["productURL"] as? String, colour: page["colour"] as? String)
+            if let b = look.brand, b.isEmpty || b.count > 64 { throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\": page.brand is 1 to 64 characters") }
+            if let u = look.productURL, !PageLook.validURL(u) {
+                throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\": page.productURL must be an http(s) URL of printable ASCII, at most 512 bytes")
+            }
+            if let c = look.colour, !PageLook.validColour(c) { throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\": page.colour must be #RGB or #RRGGBB") }
+            group.look = look
+        }
+        if let tamper = fields["tamper"] {
+            switch tamper {
+            case let t as String where t == "clear": group.tamper = .clear
+            case let t as String where t == "file": group.tamper = .fileData(offset: 0)
+            case let t as String where t.hasPrefix("file:") && Int(t.dropFirst(5)).map({ (0...254).contains($0) }) == true:
+                group.tamper = .fileData(offset: Int(t.dropFirst(5))!)
+            default:
+                throw KeyFileError(.invalid, "the key file \(source): group \"\(name)\" field \"tamper\" must be \"file\", \"file:OFFSET\" (the status's byte in the decrypted file data) or \"clear\" (the tt parameter)")
+            }
+        }
+        return group
     }
 
     static func decodeHex(_ text: String) -> [UInt8]? {

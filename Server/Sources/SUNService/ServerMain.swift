@@ -48,6 +48,7 @@ public enum SUNServer {
         }
         checkPermissions(configuration.keyFile, logger: logger)
         warnAboutFactoryKeys(keys, logger: logger)
+        try checkRedirectKeys(keys, options: configuration.options, logger: logger)
         let metrics = ServiceMetrics()
         var services: [any Service] = []
         var migrate: (@Sendable () async throws -> Void)?
@@ -66,7 +67,7 @@ public enum SUNServer {
             throw StartError(error.detail, exitCode: 69)
         }
         let verifier = Verifier(keys: keys, store: store, metrics: metrics, defaultTemplate: configuration.template)
-        services.append(KeyReloader(path: configuration.keyFile, verifier: verifier, logger: logger))
+        services.append(KeyReloader(path: configuration.keyFile, verifier: verifier, logger: logger, options: configuration.options))
         let routes = ServiceRoutes(verifier: verifier, options: configuration.options)
         var app = Application(
             router: routes.router(),
@@ -98,6 +99,22 @@ public enum SUNServer {
         let group = ServiceGroup(configuration: lifecycle)
         try await group.run()
         logger.notice("stopped")
+    }
+
+    /// A signed redirect needs a key for every verdict: each group's own or the file's, and one
+    /// for verdicts that name no group. The unsigned one is warned about: anyone can type it.
+    public static func checkRedirectKeys(_ keys: KeyRing, options: ServiceOptions, logger: Logger) throws(StartError) {
+        guard options.redirect != nil else { return }
+        if options.redirectUnsigned {
+            logger.warning("--redirect-unsigned: the landing page gets valid=1 in a query anyone can type; it cannot tell a real verdict from a forged one. Sign it: give the key file a redirectKey and drop --redirect-unsigned")
+            return
+        }
+        for name in keys.groups.keys.sorted() where keys.redirectKey(group: name) == nil {
+            throw StartError("--redirect signs each verdict: the key file needs \"redirectKey\" (64 to 128 hex digits), for all groups or in group \"\(name)\"", exitCode: 65)
+        }
+        guard keys.redirectKey(group: nil) != nil else {
+            throw StartError("--redirect signs each verdict: the key file needs a top-level \"redirectKey\" (or one in its default group) for taps that name no group", exitCode: 65)
+        }
     }
 
     /// A warning for each group with an all-zero key: anyone can make taps it accepts.

@@ -11,9 +11,16 @@ import SUN
 
 /// How the service answers, besides its keys and store.
 public struct ServiceOptions: Sendable {
-    /// With a URL, every verdict is a `302` to it with the verdict in the query (`valid`, `uid`,
-    /// `counter`, `code`); without, a JSON answer.
+    /// With a URL, every verdict is a `302` to it with the verdict as a signed token in its
+    /// `sun` parameter (or, with `redirectUnsigned`, in plain `valid`, `uid`, `counter`, `code`);
+    /// without, a JSON answer or, for a browser, a page.
     public var redirect: String?
+    /// The old unsigned redirect query, which anyone can type (issue 51): only when asked.
+    public var redirectUnsigned = false
+    /// How long a redirect's token is valid, in seconds.
+    public var redirectTTL = 300
+    /// The operator's page templates (`--pages`); nil: the built-in page.
+    public var pages: PageTemplates?
     /// The longest request target (path and query) accepted; longer ones get a 400.
     public var maximumURLBytes = 2048
     /// Per client address: requests a second and the burst; nil for no limit.
@@ -93,8 +100,11 @@ public struct ServiceRoutes: Sendable {
         let started = ContinuousClock.now
         let metrics = verifier.metrics
         let requestID = context.id
+        let html = VerdictPage.wantsHTML(request.headers[.accept])
+        let language = request.headers[.acceptLanguage]
         if let limiter, !limiter.allow(clientAddress(request, context)) {
             metrics.rateLimited.increment()
+            if html { return page(PageVerdict(status: 429, kind: .rateLimited, time: Self.now()), language: language, look: nil, requestID: requestID, extra: [.retryAfter: "1"]) }
             return answer(429, ["valid": .bool(false), "code": .string("rateLimited"), "reason": .string("too many requests from this address; retry later")], requestID: requestID, extra: [.retryAfter: "1"])
         }
         let target = request.uri.string
@@ -117,31 +127,36 @@ public struct ServiceRoutes: Sendable {
             metrics.verifications.increment()
             metrics.valid.increment()
             logger.debug("tap valid", metadata: ["group": "\(name)", "uid": "\(Hex.encode(result.uid))", "counter": "\(result.counter ?? -1)"])
-            response = verdictAnswer(200, valid: true, code: nil, reason: nil, result: result, requestID: requestID)
+            response = verdictAnswer(200, valid: true, code: nil, reason: nil, result: result, group: name, html: html, language: language, requestID: requestID)
         case .invalid(let code, let reason, let name):
             metrics.verifications.increment()
             metrics.invalid.increment()
             logger.info("tap refused", metadata: ["group": "\(name)", "code": "\(code)", "reason": "\(reason)"])
-            response = verdictAnswer(403, valid: false, code: code, reason: reason, result: nil, requestID: requestID)
+            response = verdictAnswer(403, valid: false, code: code, reason: reason, result: nil, group: name, html: html, language: language, requestID: requestID)
         case .replay(let result, let reason, let name):
             metrics.verifications.increment()
             metrics.replays.increment()
             logger.info("tap refused: replay", metadata: ["group": "\(name)", "uid": "\(Hex.encode(result.uid))", "counter": "\(result.counter ?? -1)"])
-            response = verdictAnswer(409, valid: false, code: "replay", reason: reason, result: result, requestID: requestID)
+            response = verdictAnswer(409, valid: false, code: "replay", reason: reason, result: result, group: name, html: html, language: language, requestID: requestID)
         case .malformed(let reason):
             metrics.verifications.increment()
             metrics.malformed.increment()
             logger.info("request refused: malformed", metadata: ["reason": "\(reason)"])
-            response = verdictAnswer(400, valid: false, code: "malformed", reason: reason, result: nil, requestID: requestID)
+            response = verdictAnswer(400, valid: false, code: "malformed", reason: reason, result: nil, group: nil, html: html, language: language, requestID: requestID)
         case .unknownGroup(let name):
             metrics.verifications.increment()
             metrics.malformed.increment()
             let reason = "no tag group named \"\(KeyRing.safe(name))\""
             logger.info("request refused: unknown group", metadata: ["group": "\(KeyRing.safe(name))"])
-            response = verdictAnswer(404, valid: false, code: "unknownGroup", reason: reason, result: nil, requestID: requestID)
+            response = verdictAnswer(404, valid: false, code: "unknownGroup", reason: reason, result: nil, group: nil, html: html, language: language, requestID: requestID)
         case .unavailable(let detail):
             metrics.unavailable.increment()
             logger.error("counter store unavailable", metadata: ["error": "\(detail)"])
+            if html {
+                response = page(PageVerdict(status: 503, kind: .unavailable, time: Self.now()), language: language, look: nil, requestID: requestID, extra: [.retryAfter: "1"])
+                metrics.latency.record(ContinuousClock.now - started)
+                return response
+            }
             response = answer(503, ["valid": .null, "code": .string("unavailable"), "reason": .string("the counter store did not answer; retry later")], requestID: requestID, extra: [.retryAfter: "1"])
         }
         metrics.latency.record(ContinuousClock.now - started)
@@ -161,16 +176,41 @@ public struct ServiceRoutes: Sendable {
         return false
     }
 
-    func verdictAnswer(_ status: Int, valid: Bool, code: String?, reason: String?, result: SUNResult?, requestID: String) -> Response {
+    func verdictAnswer(_ status: Int, valid: Bool, code: String?, reason: String?, result: SUNResult?, group: String?, html: Bool, language: String?, requestID: String) -> Response {
         if let redirect = options.redirect {
-            var query: [String] = ["valid=\(valid ? 1 : 0)"]
-            if let result {
-                query.append("uid=\(Hex.encode(result.uid))")
-                if let counter = result.counter { query.append("counter=\(counter)") }
+            var query: [String] = []
+            if options.redirectUnsigned {
+                query.append("valid=\(valid ? 1 : 0)")
+                if let result {
+                    query.append("uid=\(Hex.encode(result.uid))")
+                    if let counter = result.counter { query.append("counter=\(counter)") }
+                }
+                if let code { query.append("code=\(code)") }
+            } else {
+                let now = Self.now()
+                let token = SUNVerdictToken(verdict: valid ? "genuine" : Self.verdictName(code), code: code, uid: result.map { Hex.encode($0.uid) },
+                                            counter: result?.counter, tamper: result?.tamper, group: group, issuedAt: now, expires: now + options.redirectTTL)
+                // The key was checked at start (SUNServer.run): every group has one.
+                guard let key = verifier.keys.redirectKey(group: group), let signed = try? token.signed(key: key) else {
+                    return answer(503, ["valid": .null, "code": .string("unavailable"), "reason": .string("no key signs this verdict")], requestID: requestID)
+                }
+                query.append("sun=" + signed)
             }
-            if let code { query.append("code=\(code)") }
             let location = redirect + (redirect.contains("?") ? "&" : "?") + query.joined(separator: "&")
-            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .requestID: requestID])
+            return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .referrerPolicy: "no-referrer", .requestID: requestID])
+        }
+        if html {
+            let kind: PageVerdict.Kind
+            switch status {
+            case 200: kind = .genuine
+            case 409: kind = .replay
+            case 400: kind = .malformed
+            case 404: kind = .unknownGroup
+            default: kind = .notGenuine
+            }
+            let verdict = PageVerdict(status: status, kind: kind, uid: result.map { Hex.encode($0.uid) }, counter: result?.counter, tamper: result?.tamper,
+                                      reason: reason, group: group, time: Self.now())
+            return page(verdict, language: language, look: group.flatMap { verifier.keys.groups[$0]?.look }, requestID: requestID)
         }
         // Written straight into one string: this is every tap's answer.
         var body = valid ? "{\"valid\":true" : "{\"valid\":false"
@@ -182,6 +222,9 @@ public struct ServiceRoutes: Sendable {
             body += result.counter.map(String.init) ?? "null"
             body += ",\"fileData\":"
             body += result.fileData.map { "\"" + Hex.encode($0) + "\"" } ?? "null"
+            if let t = result.tamper {
+                body += ",\"tamper\":{\"permanent\":\"" + t.permanent.name + "\",\"current\":\"" + t.current.name + "\",\"seal\":\"" + t.seal.rawValue + "\"}"
+            }
         }
         if let code { body += ",\"code\":" + JSON.quoted(code) }
         if let reason { body += ",\"reason\":" + JSON.quoted(reason) }
@@ -193,9 +236,30 @@ public struct ServiceRoutes: Sendable {
         jsonResponse(status, JSON.object(pairs.map { ($0.key, $0.value) }) + "\n", requestID: requestID, extra: extra)
     }
 
+    /// The verdict's name in a token for a refusal's code.
+    static func verdictName(_ code: String?) -> String {
+        switch code {
+        case "replay": "replay"
+        case "malformed": "malformed"
+        case "unknownGroup": "unknownGroup"
+        default: "invalid"
+        }
+    }
+
+    static func now() -> Int { Int(time(nil)) }
+
+    /// A page for a browser: the built-in one or the operator's, with the page headers.
+    func page(_ verdict: PageVerdict, language: String?, look: PageLook?, requestID: String, extra: HTTPFields = [:]) -> Response {
+        let body = VerdictPage.render(verdict, strings: PageStrings.negotiate(language), look: look, templates: options.pages)
+        var headers = VerdictPage.headers
+        headers[.requestID] = requestID
+        headers.append(contentsOf: extra)
+        return Response(status: .init(code: verdict.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
     /// A JSON answer: never cached, with the request's id.
     func jsonResponse(_ status: Int, _ body: String, requestID: String, extra: HTTPFields = [:]) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .requestID: requestID]
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .vary: "Accept, Accept-Language", .requestID: requestID]
         headers.append(contentsOf: extra)
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

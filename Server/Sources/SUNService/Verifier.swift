@@ -76,7 +76,7 @@ public final class Verifier: Sendable {
         }
         let result: SUNResult
         do {
-            result = try message.verify(keys: group.keys)
+            result = try message.verify(keys: group.keys, tamper: group.tamper)
         } catch {
             return .invalid(code: error.kind.rawValue, reason: error.message, group: name)
         }

@@ -16,7 +16,8 @@ struct SUNServerCommand: AsyncParsableCommand {
         commandName: "apdu-sun-server",
         abstract: "Verify NTAG 424 DNA SUN taps over HTTP, refusing replays.",
         discussion: """
-            GET /?e=…&c=… (or /GROUP?…) answers {valid, uid, counter, fileData, code, reason}: \
+            GET /?e=…&c=… (or /GROUP?…) answers {valid, uid, counter, fileData, code, reason}, or a page \
+            to a browser (Accept: text/html): \
             200 valid, 403 invalid MAC or unusable message, 409 replay, 400 malformed, 404 unknown \
             group, 429 over the rate limit, 503 counter store unavailable. GET /healthz, GET /metrics \
             (Prometheus). SIGHUP re-reads the key file; SIGTERM finishes the requests in flight and stops.
@@ -41,8 +42,17 @@ struct SUNServerCommand: AsyncParsableCommand {
     @Option(help: "The URL template the tags were provisioned with (as for `apdu ntag424 sdm --url`), for groups without a template of their own; default: the common names (e/picc_data, c/cmac/m, enc, uid + ctr).")
     var template: String?
 
-    @Option(help: "Answer every verdict with a 302 to this URL, the verdict in its query.")
+    @Option(help: "Answer every verdict with a 302 to this URL, the verdict as a signed token (JWS HS256 under the key file's redirectKey) in its sun parameter.")
     var redirect: String?
+
+    @Option(help: "Seconds a redirect's token is valid, 1 to 86400.")
+    var redirectTtl = 300
+
+    @Flag(help: "Put the verdict in the redirect's query unsigned (valid, uid, counter, code), as before: anyone can type it. Warned about at start.")
+    var redirectUnsigned = false
+
+    @Option(help: "A folder of page templates for browsers: page.html, and GROUP.html for one group; {{headline}}, {{uid}}, … are filled in HTML-escaped.")
+    var pages: String?
 
     @Option(help: "Requests a second per client address, 0.001 to 1000000 (0: no limit).")
     var rateLimit: Double = 100
@@ -88,6 +98,15 @@ struct SUNServerCommand: AsyncParsableCommand {
                 throw ValidationError("--redirect: expected an http(s) URL or a path")
             }
             c.options.redirect = redirect
+        }
+        guard (1...86400).contains(redirectTtl) else { throw ValidationError("--redirect-ttl: 1 to 86400 seconds") }
+        c.options.redirectTTL = redirectTtl
+        if redirectUnsigned {
+            guard redirect != nil else { throw ValidationError("--redirect-unsigned goes with --redirect") }
+            c.options.redirectUnsigned = true
+        }
+        if let pages {
+            do { c.options.pages = try PageTemplates(directory: pages) } catch { throw ValidationError(error.message) }
         }
         guard rateLimit == 0 || RateLimiter.rates.contains(rateLimit) else {
             throw ValidationError("--rate-limit: 0 (no limit) or 0.001 to 1000000 requests a second")

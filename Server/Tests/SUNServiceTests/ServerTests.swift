@@ -69,11 +69,12 @@ struct ServerTests {
         #expect(server.stop() == 0)
     }
 
-    @Test("--redirect: every verdict is a 302 to the landing page with the verdict in the query")
+    @Test("--redirect --redirect-unsigned: every verdict is a 302 to the landing page with the verdict in the query, and a warning at start")
     func redirect() throws {
         let scratch = Scratch()
         let server = try ServerProcess(keys: scratch.write("keys.json", keyFileText), database: scratch.file("c.sqlite"),
-                                       arguments: ["--redirect", "https://brand.example/landing?lang=en"], scratch: scratch)
+                                       arguments: ["--redirect", "https://brand.example/landing?lang=en", "--redirect-unsigned"], scratch: scratch)
+        #expect(server.log.contains("--redirect-unsigned") && server.log.contains("anyone can type"))
         let c = try HTTPConnection(port: server.port)
         let valid = try c.get("/?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086")
         #expect(valid.status == 302 && valid.headers["location"] == "https://brand.example/landing?lang=en&valid=1&uid=04DE5F1EACC040&counter=61")
