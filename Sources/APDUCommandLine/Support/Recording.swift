@@ -16,11 +16,12 @@ import Synchronization
 /// Secrets (PINs, tag passwords, MIFARE keys, a passport's access cryptograms) are written as
 /// `**` per byte, as `--trace` shows them, unless `--show-secrets` is given.
 package enum Recording {
-    /// Starts recording to `path` (truncating it).
-    /// - Throws: `Failure(.usage)` when the file cannot be created.
+    /// Starts recording to `path` (truncating it), a private file: mode 0600 even when it was
+    /// there with a wider one, never through a symlink (``openPrivateFile(_:option:)``).
+    /// - Throws: `Failure(.usage)` when the file cannot be created, `Failure(.refused)` for a
+    ///   symlink or a hard link.
     package static func start(path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(.usage, "cannot create the recording '\(Terminal.safe(path))': \(String(cString: strerror(errno)))") }
+        let fd = try openPrivateFile(path, option: "--record")
         let already = file.withLock { current -> Bool in
             if current != nil { return true }
             current = fd

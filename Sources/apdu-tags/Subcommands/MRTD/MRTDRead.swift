@@ -167,19 +167,3 @@ func writeDump(_ dump: MRTDDump, to directory: String) throws {
         try writePrivate(file.bytes, to: directory.hasSuffix("/") ? directory + file.name : directory + "/" + file.name, option: "--out")
     }
 }
-
-/// Writes `bytes` to `path` with mode 0600 (replacing what is there).
-func writePrivate(_ bytes: [UInt8], to path: String, option: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw Failure(.usage, "\(option): cannot write '\(Terminal.safe(path))': \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if written < 0 {
-            if errno == EINTR { continue }
-            throw Failure(.ioError, "\(option): writing '\(Terminal.safe(path))' failed: \(String(cString: strerror(errno)))")
-        }
-        offset += written
-    }
-}
