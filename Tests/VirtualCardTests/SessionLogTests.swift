@@ -185,4 +185,69 @@ struct SessionLogTests {
         let card = ReplayCard(session: masked, order: .strict)
         #expect(card.process(exchanges[0].0.dropLast(4) + [9, 9, 9, 9]) == [0x90, 0x00], "the masked PIN matches any PIN")
     }
+    @Test("issue 48: a pcsc-spy length of Int.min before two dump lines is one line naming the length line, never a trap")
+    func spyLengthOverflow() throws {
+        let text = "SCardTransmit\n i hCard: 0x1\n i bSendLength 0x00000005 (-9223372036854775808)\n i bSendBuffer\n"
+            + " i  0000 00 A4 04 00 00 00 00 00 00 00 00 00 00 00 00 00  ................\n"
+            + " i  0010 00 A4 04 00 00 00 00 00 00 00 00 00 00 00 00 00  ................\n"
+            + " o bRecvLength 0x00000002 (2)\n o bRecvBuffer\n o  0000 90 00  ..\n => SCARD_S_SUCCESS [0x00000000]  [0.000001]\n"
+        do {
+            _ = try Self.parse(text)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description == "line 3: bSendLength says -9223372036854775808 bytes; a buffer holds 0 to 65544", "\(error)")
+        }
+    }
+
+    @Test("issue 48: a pcscd log whose only exchange has an empty SW keeps the ATR it names, with zero exchanges and the reason")
+    func emptySWKeepsATR() throws {
+        let log = try Self.parse("00000001 Card ATR: 3B 02 14 51 \n00000002 APDU: 00 A4 04 00 02 3F 00 \n00000003 SW: \n")
+        let session = try log.session(1)
+        #expect(session.atr == [0x3B, 0x02, 0x14, 0x51] && session.exchanges.isEmpty)
+        #expect(log.notes.contains { $0.contains("line 2: the card's answer is not in the log (an empty SW line)") }, "\(log.notes)")
+    }
+
+    @Test("issue 48: resets inside a session are read from pcsc-spy's SCardReconnect and a recording's reconnect")
+    func resets() throws {
+        let recording = """
+            {"type":"connect","reader":"R","atr":"3B00"}
+            {"type":"exchange","command":"00A4000000","response":"9000"}
+            {"type":"reconnect","reader":"R","atr":"3B00"}
+            {"type":"exchange","command":"00B0000000","response":"9000"}
+            """
+        #expect(try Self.parse(recording).session(1).resets == [1])
+        let exchange = "SCardTransmit\n i hCard: 0x1\n i bSendLength 0x00000004 (4)\n i bSendBuffer\n i  0000 00 A4 04 00  ....\n o bRecvLength 0x00000002 (2)\n o bRecvBuffer\n o  0000 90 00  ..\n => SCARD_S_SUCCESS [0x00000000]  [0.000001]\n"
+        let reconnect = "SCardReconnect\n i hCard: 0x1\n i dwShareMode: SCARD_SHARE_SHARED (0x00000002)\n i dwPreferredProtocols: 0x00000003\n i dwInitialization: SCARD_RESET_CARD (0x00000001)\n o pdwActiveProtocol: 0x00000002\n => SCARD_S_SUCCESS [0x00000000]  [0.000001]\n"
+        #expect(try Self.parse(exchange + reconnect + exchange).session(1).resets == [1])
+    }
+
+    @Test("issue 48: one table: each secret the review found is masked on import, and the trace and recording form of the same command hides the same bytes")
+    func oneTable() throws {
+        let cases: [(command: String, response: String, hidden: String)] = [
+            ("90A800001200900102030405060708090A0B0C0D0E0F1000", "9000", "0102030405060708090A0B0C0D0E0F10"),
+            ("A8014011121314151617181920212223242526", "90", "11121314151617181920212223242526"),
+            ("70004000", "90A1A2A3A4A5A6A7A8A9AAABACADAEAFA0", "A1A2A3A4A5A6A7A8A9AAABACADAEAFA0"),
+            ("76004000", "90B1B2B3B4B5B6B7B8B9BABBBCBDBEBFB0", "B1B2B3B4B5B6B7B8B9BABBBCBDBEBFB0"),
+            ("FF0000000FD4400160046B65796B657901020304", "D54100" + "9000", "6B65796B6579"),
+            ("FF00000008D440011B70617373", "D54100808090" + "00", "70617373"),
+            ("0026008106313937333139", "9000", "313937333139"),
+            ("00B2010C00", "70129F0B0F534543524554484F4C4445524E414D9000", "534543524554484F4C4445524E414D"),
+            ("00B2020C00", "70405A0847617390010100109000", "4761739001010010"),
+            ("00DB3FFF0A4D08B6007F4802920151", "9000", "7F4802920151"),
+            ("00FFFFFF1B039B18" + String(repeating: "4B", count: 24), "9000", String(repeating: "4B", count: 24)),
+        ]
+        for (i, c) in cases.enumerated() {
+            let command = try Hex.decode(c.command), response = try Hex.decode(c.response)
+            var session = RecordedSession(atr: [0x3B, 0x00], line: 1)
+            session.exchanges = [RecordedSession.Exchange(command: command, response: response, line: i + 1)]
+            let masked = SessionRedaction.redacted(session).session.exchanges[0]
+            #expect(!(Self.hex(masked.command) + "/" + Self.hex(masked.response)).contains(c.hidden), "case \(i + 1): \(Self.hex(masked.command))/\(Self.hex(masked.response))")
+            // What traces and --record print: the command by the table, the response's data by it too.
+            let secrets = Redaction.secrets(command: command, response: response)
+            let traced = Redaction.hex(command, separator: "")
+            var shownResponse = response.map { Optional($0) }
+            for r in secrets.compactMap(\.response) { for k in r { shownResponse[k] = nil } }
+            #expect(!(traced + "/" + Self.hex(shownResponse)).contains(c.hidden), "case \(i + 1) in a trace: \(traced)/\(Self.hex(shownResponse))")
+        }
+    }
 }

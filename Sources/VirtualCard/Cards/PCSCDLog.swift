@@ -33,6 +33,8 @@ enum PCSCDParser {
         var current: Int?
         var insertedInto: String?
         var lastATR: [String: [UInt8]] = [:]
+        /// The last ATR the log showed, whichever reader: an excerpt may name none.
+        var anyATR: [UInt8]?
         var awaitingATR = false
 
         func hex(_ text: Substring, _ number: Int, _ what: String) throws(SessionLogError) -> [UInt8] {
@@ -40,6 +42,13 @@ enum PCSCDParser {
                 throw SessionLogError(line: number, "\(what) holds something that is not hex bytes")
             }
             return bytes.map { $0! }
+        }
+
+        func openSession(at line: Int) {
+            guard current == nil else { return }
+            let atr = insertedInto.map { lastATR[$0] } ?? anyATR
+            sessions.append(RecordedSession(reader: insertedInto, atr: atr, line: line))
+            current = sessions.count - 1
         }
 
         for (index, line) in lines.enumerated() {
@@ -55,6 +64,9 @@ enum PCSCDParser {
                     notes.append("line \(earlier.line): an APDU with no SW line after it; not replayed")
                 }
                 guard !command.isEmpty else { continue }
+                // A command sent is a card session, whether or not its answer made it into the
+                // log: its ATR is served with the exchanges that did (issue 48).
+                openSession(at: number)
                 pending[thread] = (command, number)
             } else if message.hasPrefix("SW:") {
                 let response = try hex(message.dropFirst(3), number, "the SW line")
@@ -67,15 +79,13 @@ enum PCSCDParser {
                     notes.append("line \(sent.line): the card's answer is not in the log (an empty SW line); not replayed")
                     continue
                 }
-                if current == nil {
-                    sessions.append(RecordedSession(reader: insertedInto, atr: insertedInto.flatMap { lastATR[$0] }, line: sent.line))
-                    current = sessions.count - 1
-                }
+                openSession(at: sent.line)
                 sessions[current!].exchanges.append(RecordedSession.Exchange(command: sent.command, response: response, line: sent.line))
             } else if message.hasPrefix("Card ATR:") {
                 let text = message.dropFirst("Card ATR:".count).trimmingWhitespace
                 guard text != "(NULL)", let atr = try? hex(Substring(text), number, "the ATR"), !atr.isEmpty else { continue }
                 if let reader = insertedInto { lastATR[reader] = atr }
+                anyATR = atr
                 if let current, awaitingATR || sessions[current].atr == nil { sessions[current].atr = atr }
                 awaitingATR = false
             } else if let range = message.firstRange(of: "Attempting Connect to ") {
@@ -88,6 +98,8 @@ enum PCSCDParser {
                 awaitingATR = true
             } else if let range = message.firstRange(of: "Card inserted into ") {
                 insertedInto = String(message[range.upperBound...])
+            } else if message.contains("SCardReconnect()"), message.lowercased().contains("reset") || message.lowercased().contains("unpower") {
+                if let current, !sessions[current].exchanges.isEmpty { sessions[current].resets.append(sessions[current].exchanges.count) }
             } else if message.contains("SCardDisconnect()") || message.contains("Received command: DISCONNECT") {
                 current = nil
             }
@@ -95,6 +107,7 @@ enum PCSCDParser {
         for (_, open) in pending.sorted(by: { $0.value.line < $1.value.line }) {
             notes.append("line \(open.line): the log ends before this APDU's SW line; replayed up to the exchange before it")
         }
-        return (.pcscd, sessions, notes)
+        // A session with neither an ATR nor a whole exchange has nothing to serve.
+        return (.pcscd, sessions.filter { $0.atr != nil || !$0.exchanges.isEmpty }, notes)
     }
 }

@@ -125,7 +125,10 @@ enum PCSCSpyParser {
                 all.append(RecordedSession(reader: reader, atr: reader.flatMap { atrs[$0] }, line: call.line))
                 if let h = handle(value(.output, "phCard")) { byHandle[h] = all.count - 1 }
             case "SCardReconnect":
-                return
+                // The card reset or powered down and up: its volatile state is gone.
+                guard success, call.parameters.contains(where: { $0.kind == .input && ($0.text.contains("RESET_CARD") || $0.text.contains("UNPOWER_CARD")) }) else { return }
+                let index = session(for: handle(value(.input, "hCard")), line: call.line)
+                if !all[index].exchanges.isEmpty { all[index].resets.append(all[index].exchanges.count) }
             case "SCardStatus":
                 guard success, let h = handle(value(.input, "hCard")), let text = value(.output, "bAtr"),
                       let atr = SessionLog.bytes(text), !atr.isEmpty else { return }
@@ -165,14 +168,24 @@ enum PCSCSpyParser {
             }
         }
 
+        /// The longest buffer a transmit carries: an extended APDU's 65,535 data bytes, its
+        /// header, Lc and Le.
+        static let largestBuffer = 65_544
+
         /// A buffer's bytes from its dump lines (`0000 00 A4 04 00 …  ASCII`), as many as its
         /// length line says; nil for `NULL` or no buffer.
         func buffer(_ call: Call, _ kind: Kind, _ name: String, length lengthName: String) throws(SessionLogError) -> [UInt8?]? {
             guard let start = call.parameters.firstIndex(where: { $0.kind == kind && $0.text == Substring(name) }) else { return nil }
-            let lengthText = call.parameters.first { $0.kind == kind && $0.text.hasPrefix(lengthName + " ") }?.text
-            var expected = lengthText.flatMap { text -> Int? in
-                guard let open = text.lastIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
-                return Int(text[text.index(after: open)..<close])
+            let lengthLine = call.parameters.first { $0.kind == kind && $0.text.hasPrefix(lengthName + " ") }
+            var expected: Int?
+            if let text = lengthLine?.text, let open = text.lastIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
+                let number = text[text.index(after: open)..<close]
+                // A hostile log may say any number (-9223372036854775808 trapped the offset
+                // arithmetic below, issue 48): a buffer is 0 to 65,544 bytes (an extended APDU).
+                guard let value = Int(number), (0...Self.largestBuffer).contains(value) else {
+                    throw SessionLogError(line: lengthLine!.line, "\(lengthName) says \(number.prefix(24)) bytes; a buffer holds 0 to \(Self.largestBuffer)")
+                }
+                expected = value
             }
             var bytes: [UInt8?] = []
             var offset = 0

@@ -45,6 +45,7 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
         var mismatches: [String] = []
         var firstDivergence: Divergence?
         var received = 0
+        var resets: [Int] = []
     }
 
     /// The first command that left the recording: its number (from 1), its bytes as sent, and
@@ -62,6 +63,10 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
     public var firstDivergence: Divergence? { state.current.firstDivergence }
     /// Commands answered from the recording in strict order.
     public var answered: Int { state.current.next }
+    /// Each reset or power-up after the first command, as the number of commands received
+    /// before it: the card's volatile state (selected application, PIN verified, session keys)
+    /// was gone from there on, so a log without a reset there does not hold what followed.
+    public var resets: [Int] { state.current.resets }
 
     /// The recorded command `apdu` is nearest to: the most equal bytes at the same places.
     func nearest(_ apdu: [UInt8], expected: Int?) -> (index: Int, command: [UInt8?])? {
@@ -101,7 +106,13 @@ public final class ReplayCard: EmulatedCard, @unchecked Sendable {
     /// Number of recorded exchanges.
     public var count: Int { exchanges.count }
 
-    public func reset() {}
+    public func reset() {
+        // Before the first command a reset is the power-up every session starts with.
+        state.withLock { s in if s.received > 0 { s.resets.append(s.received) } }
+    }
+
+    /// A power-down is no reset by itself; the power-up after it is.
+    public func powerOff() {}
 
     public func process(_ apdu: [UInt8]) -> [UInt8] {
         state.withLock { s in

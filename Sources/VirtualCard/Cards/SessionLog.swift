@@ -35,6 +35,10 @@ public struct RecordedSession: Sendable, Hashable {
     public var atr: [UInt8]?
     public var exchanges: [Exchange] = []
     public var controls: [Control] = []
+    /// Each reset of the card the log shows inside the session (SCardReconnect with
+    /// SCARD_RESET_CARD or SCARD_UNPOWER_CARD, a recording's `reconnect`), as the number of
+    /// exchanges before it.
+    public var resets: [Int] = []
     /// The line the session starts on.
     public var line: Int
 
@@ -154,6 +158,7 @@ enum RecordingParser {
             }
             switch line.type {
             case "connect", "reconnect":
+                if line.type == "reconnect", let count = session?.exchanges.count, count > 0 { session!.resets.append(count) }
                 guard let hex = line.atr, let atr = try? Hex.decode(hex), !atr.isEmpty else { continue }
                 if session == nil { session = RecordedSession(reader: line.reader, atr: atr, line: number) }
             case "exchange":

@@ -18,9 +18,10 @@ extension APDUCommand {
                 apdu replay-check spy.log -- apdu select A000000527210101. FILE is an apdu --record recording, a pcsc-spy log \
                 or a pcscd --debug --apdu log; the card answers in strict order (6F00 to anything else, never a response \
                 the log does not hold). COMMAND runs with APDU_READER set to the slot's reader unless it is set already. \
-                With APDU_READER set, the card is looked for in that reader only. Exit 0 when COMMAND sent every recorded command in order and nothing else; 1 when it diverged (the first \
-                diverging command is named with its hex and the nearest recorded one) or stopped short; 65 a log that \
-                cannot be replayed; 69 no vpcd slot answered.
+                With APDU_READER set, the card is looked for in that reader only. Exit 0 when COMMAND sent every recorded command in order and nothing else, \
+                reset the card exactly where the log does, and did not crash; 1 when it diverged (the first diverging command \
+                is named with its hex and the nearest recorded one), stopped short, reset the card where the log does not (or \
+                not where it does), or was killed by a signal; 65 a log that cannot be replayed; 69 no vpcd slot answered.
                 """)
 
         @Option(help: "vpcd slot port (the reader.conf CHANNELID).")
@@ -63,7 +64,13 @@ extension APDUCommand {
                 let status = try Self.spawn(command, reader: reader)
                 let recorded = log.session.exchanges.count
                 var lines: [String] = []
-                let matched = card.firstDivergence == nil && card.answered == recorded
+                // A reset the log does not hold (or one it holds that never came) changes what
+                // the card would have answered after it: no match (issue 48).
+                let unlogged = card.resets.filter { !log.session.resets.contains($0) }
+                let missing = log.session.resets.filter { !card.resets.contains($0) && $0 < recorded }
+                // A crash is never a match, whatever it sent first.
+                let crashed = status >= 128
+                let matched = card.firstDivergence == nil && card.answered == recorded && unlogged.isEmpty && missing.isEmpty && !crashed
                 if let divergence = card.firstDivergence {
                     lines.append("diverged at command \(divergence.number): sent \(Hex.encode(divergence.sent))")
                     if let nearest = divergence.nearest {
@@ -74,10 +81,22 @@ extension APDUCommand {
                     }
                 } else if card.answered < recorded {
                     lines.append("stopped short: sent \(card.answered) of the \(recorded) recorded commands; the next was command \(card.answered + 1) (line \(log.session.exchanges[card.answered].line))")
-                } else {
+                } else if matched {
                     lines.append("matches the log: \(recorded) of \(recorded) recorded commands, in order")
+                } else {
+                    lines.append("sent the \(recorded) recorded commands in order, but:")
                 }
-                lines.append("the command \(status == 0 ? "succeeded" : "failed") (exit \(status))")
+                for after in unlogged {
+                    lines.append("  the command reset the card after command \(after); the log holds no reset there")
+                }
+                for after in missing {
+                    lines.append("  the log resets the card after exchange \(after) (line \(log.session.exchanges[after - 1].line)); the command did not")
+                }
+                if crashed {
+                    lines.append("the command crashed (signal \(status - 128), exit \(status)): a crash is never a match")
+                } else {
+                    lines.append("the command \(status == 0 ? "succeeded" : "failed") (exit \(status))")
+                }
                 for line in lines { Terminal.print(line) }
                 if !matched { throw Failure(.unexpected, "\(Terminal.safe(command.joined(separator: " "))) does not match \(Terminal.safe(file))") }
             }
