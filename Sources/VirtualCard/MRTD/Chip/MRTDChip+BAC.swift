@@ -26,8 +26,10 @@ extension MRTDChip {
         let cryptogram = Array(c.data[0..<32])
         let terminalMAC = Array(c.data[32..<40])
         guard let expected = try? RetailMAC.mac(key: keys.mac, data: Padding.pad(cryptogram, blockSize: 8)),
-              constantTimeEquals(expected, terminalMAC),
-              let cipher = try? BlockCipher(.tdes2, key: keys.encryption),
+              constantTimeEquals(expected, terminalMAC) else {
+            return Outcome(configuration.bacWrongMACAnswer)
+        }
+        guard let cipher = try? BlockCipher(.tdes2, key: keys.encryption),
               let plain = try? cipher.decrypt(cbc: cryptogram) else {
             return Outcome(.verificationFailed)
         }

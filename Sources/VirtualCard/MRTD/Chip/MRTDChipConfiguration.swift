@@ -1,5 +1,6 @@
 // Where the emulated eMRTD chip can behave as different real chips do: access control,
 // passwords, lengths and answers.
+import ISO7816
 
 extension MRTDChip {
     /// Where real chips differ, and tests need them to.
@@ -52,6 +53,10 @@ extension MRTDChip {
         /// Data groups present but readable only after terminal authentication (EAC), which
         /// this chip does not offer: `6982` even after BAC or PACE.
         public var eacProtectedDataGroups: Set<Int> = [3, 4]
+        /// BAC's EXTERNAL AUTHENTICATE when the terminal's MAC does not verify (a wrong MRZ):
+        /// `63 00` as ICAO 9303 Part 11 §4.3 suggests, or `69 88` (incorrect secure messaging
+        /// data objects) as some chips answer (issue 48).
+        public var bacWrongMACAnswer: StatusWord = .verificationFailed
         public var atr: [UInt8] = MRTDChip.defaultATR
 
         public init() {}

@@ -120,6 +120,17 @@ public struct MRTDSpecimen: Sendable {
         public var includesEACDataGroups = true
         /// Spell out the curve of DG14's ECDH key (TR-03110 Part 3 §A.2.1.1) rather than name it.
         public var explicitCurveParameters = true
+        /// DG14 present (with chip authentication or active authentication to describe). Off:
+        /// a PACE-CAM document whose chip authentication key is only in EF.CardSecurity.
+        public var includesDG14 = true
+        /// Hostile profile (issue 48): DG14's ChipAuthenticationPublicKeyInfo holds a key on a
+        /// curve over a binary field (sect163k1, spelled out), which no eMRTD reader here parses.
+        /// The chip keeps its real key; EF.SOD signs the DG14 as written.
+        public var chipAuthenticationKeyOnBinaryCurve = false
+        /// Another implementation's profile (issue 48): EF.COM's tag list written as
+        /// vsmartcard's ePass writes it, the tags as ASCII hex text ("6175") under a length that
+        /// counts the tags, so EF.COM does not decode.
+        public var comTagListAsText = false
         public init() {}
     }
 
@@ -183,8 +194,9 @@ public struct MRTDSpecimen: Sendable {
             let keyID = camOffer != nil ? ca.parameterID : nil
             let elliptic = parameters.isElliptic
             caInfos.append(SecurityInfos.encode(chipAuthentication: .init(protocolOID: ChipAuthenticationProtocol(elliptic: elliptic, cipher: kind).oid, version: 1, keyID: keyID)))
-            caInfos.append(SecurityInfos.encode(chipAuthenticationKey: .init(protocolOID: elliptic ? OID.publicKeyECDH : OID.publicKeyDH,
-                                                                             subjectPublicKeyInfo: key.subjectPublicKeyInfo(explicitCurve: options.explicitCurveParameters), keyID: keyID)))
+            let spki = options.chipAuthenticationKeyOnBinaryCurve ? Self.binaryCurveKey : key.subjectPublicKeyInfo(explicitCurve: options.explicitCurveParameters)
+            caInfos.append(SecurityInfos.encode(chipAuthenticationKey: .init(protocolOID: options.chipAuthenticationKeyOnBinaryCurve || elliptic ? OID.publicKeyECDH : OID.publicKeyDH,
+                                                                             subjectPublicKeyInfo: spki, keyID: keyID)))
         }
         if let cam = camOffer {
             guard let ca = options.chipAuthentication, ca.parameterID == cam.parameterID, StandardDomainParameters(id: cam.parameterID)?.isElliptic == true else {
@@ -215,14 +227,19 @@ public struct MRTDSpecimen: Sendable {
             paceInfos.append(SecurityInfos.encode(pace: .init(protocolOID: p.oid, version: 2, parameterID: offer.parameterID)))
         }
         if !paceInfos.isEmpty { files[.cardAccess] = DER.set(of: paceInfos) }
-        if !caInfos.isEmpty || !aaInfo.isEmpty {
+        if options.includesDG14 && (!caInfos.isEmpty || !aaInfo.isEmpty) {
             files[.dataGroup(14)] = DER.element(0x6E, DER.set(of: caInfos + paceInfos + aaInfo))
         }
         if let aaKey { files[.dataGroup(15)] = DER.element(0x6F, aaKey.subjectPublicKeyInfo()) }
 
         // EF.COM (Part 10 §4.6.1): LDS 1.7, Unicode 4.0.0, the tags of the data groups present.
         let tags = files.keys.sorted().compactMap(\.dataGroupTag)
-        files[.com] = DER.element(0x60, DER.element([0x5F, 0x01], Array("0107".utf8)) + DER.element([0x5F, 0x36], Array("040000".utf8)) + DER.element(0x5C, tags))
+        var tagList = DER.element(0x5C, tags)
+        if options.comTagListAsText {
+            // vsmartcard's CardGenerator packs (0x5C, 2, "6175"): the length it meant, the text it had.
+            tagList = [0x5C, UInt8(tags.count)] + Array(tags.map { String(format2: $0) }.joined().utf8)
+        }
+        files[.com] = DER.element(0x60, DER.element([0x5F, 0x01], Array("0107".utf8)) + DER.element([0x5F, 0x36], Array("040000".utf8)) + tagList)
 
         // The PKI: a CSCA and a document signer.
         let csca = try Self.signingKey(options.csca, root.fork("csca"))
@@ -270,6 +287,20 @@ public struct MRTDSpecimen: Sendable {
         return MRTDSpecimen(document: document, mrz: mrz, cscaCertificate: cscaCertificate, documentSignerCertificate: signerCertificate)
     }
 
+    /// A ChipAuthenticationPublicKeyInfo's SubjectPublicKeyInfo on sect163k1 (SEC 2 §3.1.1),
+    /// its parameters spelled out (X9.62 characteristic-two field, pentanomial basis 3, 6, 7)
+    /// and the base point as the key: well formed, and on a field no eMRTD reader here handles.
+    static var binaryCurveKey: [UInt8] {
+        func hex(_ s: String) -> [UInt8] { stride(from: 0, to: s.count, by: 2).map { UInt8(s.dropFirst($0).prefix(2), radix: 16)! } }
+        let point = [0x04] + hex("02FE13C0537BBC11ACAA07D793DE4E6D5E5C94EEE8") + hex("0289070FB05D38FF58321F2E800536D538CCDAA3D9")
+        let field = DER.sequence(DER.oid("1.2.840.10045.1.2"),
+                                 DER.sequence(DER.integer(163), DER.oid("1.2.840.10045.1.2.3.3"), DER.sequence(DER.integer(3), DER.integer(6), DER.integer(7))))
+        let curve = DER.sequence(DER.octetString([0x01]), DER.octetString([0x01]))
+        let parameters = DER.sequence(DER.integer(1), field, curve, DER.octetString(point),
+                                      DER.integer(unsigned: hex("04000000000000000000020108A2E0CC0D99F8A5EF")), DER.integer(2))
+        return DER.sequence(DER.sequence(DER.oid("1.2.840.10045.2.1"), parameters), DER.bitString(point))
+    }
+
     static func signingKey(_ algorithm: SignatureAlgorithm, _ stream: SeededStream) throws(MRTDDocumentError) -> (key: ChipPrivateKey, scheme: SpecimenPKI.Scheme) {
         switch algorithm {
         case .rsaPKCS1(let bits): return (try rsaKey(bits: bits, stream), .pkcs1)
@@ -301,5 +332,11 @@ public struct MRTDSpecimen: Sendable {
 }
 
 extension String {
+    /// Two upper-case hex digits.
+    fileprivate init(format2 byte: UInt8) {
+        let digits = Array("0123456789ABCDEF")
+        self = String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }
+
     fileprivate var replacingSpaces: String { String(map { $0 == " " ? "<" : $0 }) }
 }
