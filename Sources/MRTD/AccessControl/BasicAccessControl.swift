@@ -43,6 +43,12 @@ public enum BasicAccessControl {
         case .success: break
         case .securityStatusNotSatisfied, .verificationFailed, StatusWord(rawValue: 0x6300):
             throw MRTDProtocolError(.accessDenied, "BAC refused (\(answer.statusWord)): the MRZ data is not this document's", statusWord: answer.statusWord)
+        case StatusWord(rawValue: 0x6988):
+            // No secure messaging runs yet: the only MAC in this command is M_IFD, made with
+            // K_MAC from our MRZ. The chip saying it does not verify means the MRZ is not this
+            // document's (issue 48), not a secure-messaging fault.
+            throw MRTDProtocolError(.accessDenied, "BAC refused (\(answer.statusWord)): our MRZ-derived MAC did not verify, so the MRZ is not this document's",
+                                    statusWord: answer.statusWord)
         default:
             throw MRTDProtocolError.status(answer.statusWord, "EXTERNAL AUTHENTICATE")
         }

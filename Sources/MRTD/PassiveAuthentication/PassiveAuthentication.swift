@@ -251,3 +251,44 @@ public enum PassiveAuthentication {
         return ChainVerdict(status: .failed, checkedAt: time, path: outcome.path.map(\.summary), atSigning: atSigning, reason: outcome.reason)
     }
 }
+
+extension PassiveAuthentication {
+    /// id-SecurityObject (BSI TR-03110 Part 3 §A.1.2.5): the content type of EF.CardSecurity.
+    static let cardSecurityContentType = "0.4.0.127.0.7.3.2.1"
+
+    /// EF.CardSecurity (BSI TR-03110 Part 3 §A.1.2.2; ICAO 9303 Part 11 §9.2.11), checked as
+    /// EF.SOD is: CMS SignedData whose signer, messageDigest and signature the same
+    /// `SignerCheck` verifies, signed by EF.SOD's own Document Signer, whose chain passive
+    /// authentication checks. PACE-CAM's proof means something only against a key that is
+    /// signed so (issue 48).
+    /// - Returns: the SecurityInfos of the signed content, or why they are not vouched for.
+    static func signedCardSecurity(_ bytes: [UInt8], securityObject sod: [UInt8]?) -> Result<SecurityInfos, MRTDProtocolError> {
+        let signedData: SignedData
+        do {
+            signedData = try SignedData(contentInfo: DocumentSecurityObject.firstValue(bytes), "EF.CardSecurity")
+        } catch {
+            return .failure(MRTDProtocolError(.malformed, "EF.CardSecurity does not decode: \(error.message)"))
+        }
+        guard signedData.contentType == cardSecurityContentType else {
+            return .failure(MRTDProtocolError(.malformed, "EF.CardSecurity signs content of type \(signedData.contentType), not SecurityInfos (\(cardSecurityContentType))"))
+        }
+        let certificates = signedData.certificates.compactMap { try? Certificate(der: $0) }
+        let check = SignerCheck(signedData, certificates: certificates, more: [], what: "EF.CardSecurity")
+        guard check.verified, let signer = check.signer else {
+            return .failure(MRTDProtocolError(.badCryptogram, "EF.CardSecurity's signature does not verify: \(check.failure ?? "no signer")"))
+        }
+        guard let sod, let document = try? DocumentSecurityObject(decoding: sod) else {
+            return .failure(MRTDProtocolError(.malformed, "there is no EF.SOD whose Document Signer could vouch for EF.CardSecurity"))
+        }
+        let documentSigner = SignerCheck(document.signedData, certificates: document.certificates, more: [], what: "EF.SOD")
+        guard documentSigner.verified, documentSigner.signer == signer else {
+            return .failure(MRTDProtocolError(.badCryptogram, "EF.CardSecurity is not signed by EF.SOD's Document Signer"))
+        }
+        // The infos are taken from the very bytes whose signature verified.
+        do throws(MRTDProtocolError) {
+            return .success(try SecurityInfos(encoded: signedData.content))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -8,7 +8,8 @@ import ISO7816
 public struct MRTDReadRequest: Sendable, Hashable {
     /// PACE or BAC (`.auto`: PACE when EF.CardAccess offers it).
     public var access: MRTDAccessMethod = .auto
-    /// The data groups to read (1–16); nil reads every one EF.COM or EF.SOD lists.
+    /// The data groups to read (1–16), asked for directly, whatever EF.COM lists; nil reads
+    /// every one EF.COM or EF.SOD lists, and DG1 and DG2, which every document has.
     public var dataGroups: Set<Int>?
     /// Run chip authentication with DG14's key (or check PACE-CAM's proof) when the chip offers it.
     public var chipAuthentication = true
@@ -101,15 +102,20 @@ public struct ChipProof: Sendable, Hashable, CustomStringConvertible {
     public var algorithm: String?
     /// One line: what was proven, or why not.
     public var reason: String
+    /// The key the proof was checked against came from EF.CardSecurity (PACE-CAM without DG14),
+    /// whose signature by EF.SOD's Document Signer was verified before the key was used.
+    public var keyFromCardSecurity: Bool
 
     /// A proof with the given outcome.
-    public init(method: Method, status: VerdictStatus, offered: Bool, requested: Bool = true, algorithm: String? = nil, reason: String) {
+    public init(method: Method, status: VerdictStatus, offered: Bool, requested: Bool = true, algorithm: String? = nil, reason: String,
+                keyFromCardSecurity: Bool = false) {
         self.method = method
         self.status = status
         self.offered = offered
         self.requested = requested
         self.algorithm = algorithm
         self.reason = reason
+        self.keyFromCardSecurity = keyFromCardSecurity
     }
 
     public var description: String { "\(method): \(status.rawValue) (\(reason))" }
@@ -146,6 +152,15 @@ public struct MRTDDocumentRead: Sendable {
     public var protectedDataGroups: [Int]
     /// Data groups EF.COM or EF.SOD list that the chip does not have.
     public var missingDataGroups: [Int]
+    /// Data groups asked for that EF.SOD lists, or DG1 and DG2 (every document has them: Part 10
+    /// §4.7), that the chip did not give: not found, or refused. DG3 and DG4 refused with
+    /// `69 82` are not among them (terminal authentication guards them). A keyless man in the
+    /// middle can answer any read with a bare status word; each of these leaves the document
+    /// unproven (issue 48).
+    public var withheldDataGroups: [Int]
+    /// Why EF.COM did not decode, when the chip gave one that does not (its list is then no
+    /// guide: the read went by EF.SOD's list, DG1 and DG2).
+    public var comProblem: String?
     /// Chip authentication, or PACE-CAM's proof.
     public var chipAuthentication: ChipProof
     /// Active authentication.
@@ -156,7 +171,7 @@ public struct MRTDDocumentRead: Sendable {
     /// Decodes the files and runs passive authentication against `trust` at `time`.
     public func verify(trust: TrustStore?, at time: Timestamp = .now) -> MRTDReport {
         MRTDReport(verification: dump.verify(trust: trust, at: time), chipAuthentication: chipAuthentication,
-                   activeAuthentication: activeAuthentication, live: true)
+                   activeAuthentication: activeAuthentication, live: true, withheldDataGroups: withheldDataGroups)
     }
 }
 
@@ -171,13 +186,18 @@ public struct MRTDReport: Sendable {
     public var activeAuthentication: ChipProof
     /// Whether the chip was there (a live read), or the report is of a dump.
     public var live: Bool
+    /// Data groups the chip withheld that EF.SOD lists or every document has
+    /// (`MRTDDocumentRead.withheldDataGroups`): any keeps the document from being genuine.
+    public var withheldDataGroups: [Int]
 
     /// A report of a live read, or of a dump (`live` false: the chip's proofs could not run).
-    public init(verification: MRTDVerification, chipAuthentication: ChipProof, activeAuthentication: ChipProof, live: Bool) {
+    public init(verification: MRTDVerification, chipAuthentication: ChipProof, activeAuthentication: ChipProof, live: Bool,
+                withheldDataGroups: [Int] = []) {
         self.verification = verification
         self.chipAuthentication = chipAuthentication
         self.activeAuthentication = activeAuthentication
         self.live = live
+        self.withheldDataGroups = withheldDataGroups
     }
 
     /// A dump verified offline: passive authentication only; the chip is not there to prove itself.
@@ -197,8 +217,9 @@ public struct MRTDReport: Sendable {
     /// Passive authentication.
     public var passiveAuthentication: PassiveAuthenticationResult { verification.passiveAuthentication }
 
-    /// The data is what the issuer signed: hashes, signature and chain all verified.
-    public var dataGenuine: Bool { passiveAuthentication.valid }
+    /// The data is what the issuer signed: hashes, signature and chain all verified, and the
+    /// chip withheld no data group EF.SOD lists (a group not read is a hash not compared).
+    public var dataGenuine: Bool { passiveAuthentication.valid && withheldDataGroups.isEmpty }
 
     /// The chip is the document's own: every proof the document offers was verified, and at
     /// least one used a key vouched for by passive authentication (DG14 or DG15 matched EF.SOD).
@@ -210,6 +231,9 @@ public struct MRTDReport: Sendable {
         guard proofs.allSatisfy({ !$0.offered || $0.status == .verified }), !proofs.contains(where: { $0.status == .failed }) else { return false }
         return proofs.contains { proof in
             guard proof.status == .verified else { return false }
+            // EF.CardSecurity's key: signed by EF.SOD's Document Signer (checked on the read),
+            // so it stands as EF.SOD's signature stands.
+            if proof.keyFromCardSecurity { return passiveAuthentication.signature.status == .verified }
             let group = proof.method == .activeAuthentication ? 15 : 14
             return passiveAuthentication.hashes.dataGroups.contains { $0.dataGroup == group && $0.outcome == .matches }
         }
@@ -230,10 +254,19 @@ public struct MRTDReport: Sendable {
         if pa.hashes.status == .failed { out.append("data group hashes: \(pa.hashes.reason)") }
         if pa.signature.status == .failed { out.append("signature: \(pa.signature.reason)") }
         if pa.chain.status == .failed { out.append("certificate chain: \(pa.chain.reason)") }
+        if let withheld = withheldLine { out.append(withheld) }
         for proof in [chipAuthentication, activeAuthentication] where proof.status == .failed {
             out.append("\(proof.method): \(proof.reason)")
         }
         return out
+    }
+
+    /// The data groups the chip withheld, as one line naming them; nil when it withheld none.
+    public var withheldLine: String? {
+        guard !withheldDataGroups.isEmpty else { return nil }
+        let names = withheldDataGroups.sorted().map { "DG\($0)" }.joined(separator: ", ")
+        return "\(names): EF.SOD lists \(withheldDataGroups.count == 1 ? "it" : "them") (or every document has \(withheldDataGroups.count == 1 ? "it" : "them")), "
+            + "but the chip did not give \(withheldDataGroups.count == 1 ? "it" : "them"): \(withheldDataGroups.count == 1 ? "its" : "their") hash was not compared"
     }
 
     /// The chip's proofs that keep a live read from being proven genuine, one line each:
@@ -280,18 +313,27 @@ extension MRTDReader {
         if case let .read(bytes) = try readFile(.com) { dump.com = bytes }
         progress?("EF.SOD", 1, 2)
         if case let .read(bytes) = try readFile(.sod) { dump.sod = bytes }
-        var listed = Set((dump.com.flatMap { try? EFCOM(decoding: $0) }?.dataGroups) ?? [])
+        // EF.COM is unsigned and only a hint; one that does not decode (vsmartcard's ePass writes
+        // its tag list as ASCII text) is said, not dropped in silence (issue 48).
+        var comProblem: String?
+        var listed: Set<Int> = []
+        if let bytes = dump.com {
+            do throws(LDSError) { listed = Set(try EFCOM(decoding: bytes).dataGroups) } catch { comProblem = error.description }
+        }
         // EF.SOD's list is signed (EF.COM's is not): a group it names is the issuer's word that
         // the chip has it, and DG14 and DG15 are the chip's proofs (checked against the
         // signature by passive authentication, after the read).
         let signedList = Set((dump.sod.flatMap { try? DocumentSecurityObject(decoding: $0) }?.dataGroupHashes.keys).map(Array.init) ?? [])
         listed.formUnion(signedList)
+        // DG1 and DG2 are mandatory (Part 10 §4.7): read whatever EF.COM and EF.SOD say.
+        listed.formUnion([1, 2])
         let everyListed = listed
-        if let wanted = request.dataGroups { listed.formIntersection(wanted) }
+        // Groups asked for are read directly, listed or not.
+        if let wanted = request.dataGroups { listed = wanted }
         // DG14 first: chip authentication's keys then carry everything else (Part 11 §7.1).
         let order = listed.sorted { a, b in a == 14 ? true : b == 14 ? false : a < b }
 
-        var protected: [Int] = [], missing: [Int] = []
+        var protected: [Int] = [], missing: [Int] = [], withheldGroups: [Int] = []
         var chipProof = ChipProof.notOffered(.chipAuthentication, "the document has no DG14 with a chip authentication key")
         var activeProof = ChipProof.notOffered(.activeAuthentication, "the document has no DG15")
         // Listed but left out by the request: offered, not proven (never "the document has none").
@@ -303,7 +345,8 @@ extension MRTDReader {
             progress?(file.name, 2 + index, 2 + order.count)
             // What the chip answered instead of the group, when it did not give it.
             let withheld: String?
-            switch try readFile(file) {
+            let content = try readFile(file)
+            switch content {
             case let .read(bytes):
                 dump.dataGroups[number] = bytes
                 withheld = nil
@@ -315,19 +358,32 @@ extension MRTDReader {
                 withheld = "answers that it has no such file (6A 82)"
             }
             if let withheld {
+                // Every group EF.SOD lists must be read and its hash compared, DG1 and DG2 always;
+                // only DG3 and DG4 may stay behind terminal authentication, and only with 69 82.
+                var excused = false
+                if case .protected(.securityStatusNotSatisfied) = content, number == 3 || number == 4 { excused = true }
+                if !excused && (signedList.contains(number) || number == 1 || number == 2) { withheldGroups.append(number) }
                 if signedList.contains(number), number == 14 || number == 15 {
                     if number == 14 { chipProof = .withheld(14, answer: withheld) } else { activeProof = .withheld(15, answer: withheld) }
                 }
                 continue
             }
             if number == 14 {
-                dg14 = try? SecurityInfos(dg14: dump.dataGroups[14] ?? [])
-                chipProof = try proveChip(dg14: dg14, access: result, request: request, key: key, dump: &dump, reestablished: &result)
+                let decoded: Result<SecurityInfos, MRTDProtocolError>
+                do throws(MRTDProtocolError) { decoded = .success(try SecurityInfos(dg14: dump.dataGroups[14] ?? [])) } catch { decoded = .failure(error) }
+                dg14 = try? decoded.get()
+                chipProof = try proveChip(dg14: decoded, access: result, request: request, key: key, dump: &dump, reestablished: &result)
             }
         }
         if chipProof.method == .chipAuthentication, !chipProof.offered, let mapping = result.pace?.chipAuthenticationMapping {
-            // PACE-CAM without DG14: the key is in EF.CardSecurity (signed, not checked here).
+            // PACE-CAM without DG14: the key is in EF.CardSecurity, whose signature is checked.
             chipProof = try proveMapping(mapping, dg14: nil, request: request, dump: &dump)
+        }
+        if chipProofLapsed && chipProof.status == .verified {
+            // The session was opened again after the proof, and the chip did not prove itself
+            // again: what was read since did not travel under its keys (issue 48).
+            chipProof = ChipProof(method: chipProof.method, status: .notVerified, offered: true, algorithm: chipProof.algorithm,
+                                  reason: "the session was opened again after \(chipProof.method), and the chip did not prove itself again")
         }
         if let aaKey = dump.dataGroups[15] {
             if request.activeAuthentication {
@@ -344,15 +400,38 @@ extension MRTDReader {
         used.readCommands -= start.readCommands
         used.sessionRestarts -= start.sessionRestarts
         return MRTDDocumentRead(access: MRTDAccess(result, password: password), dump: dump, protectedDataGroups: protected,
-                                missingDataGroups: missing, chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used)
+                                missingDataGroups: missing, withheldDataGroups: withheldGroups.sorted(), comProblem: comProblem,
+                                chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used)
     }
 
     private func method(of result: MRTDAccessResult) -> MRTDAccessMethod { result.pace != nil ? .pace : .bac }
 
     /// Chip authentication after DG14, or PACE-CAM's proof checked against DG14's key.
-    private func proveChip(dg14: SecurityInfos?, access: MRTDAccessResult, request: MRTDReadRequest, key: MRTDAccessKey,
-                           dump: inout MRTDDump, reestablished result: inout MRTDAccessResult) throws -> ChipProof {
-        guard let dg14, !dg14.chipAuthenticationPublicKeyInfos.isEmpty else {
+    private func proveChip(dg14 decoded: Result<SecurityInfos, MRTDProtocolError>, access: MRTDAccessResult, request: MRTDReadRequest,
+                           key: MRTDAccessKey, dump: inout MRTDDump, reestablished result: inout MRTDAccessResult) throws -> ChipProof {
+        // DG14 is the document's offer of a proof: one this library cannot read or run (a curve
+        // over a binary field, say) is an offered proof not verified, never "no proof" (issue 48).
+        let dg14: SecurityInfos
+        switch decoded {
+        case let .success(infos): dg14 = infos
+        case let .failure(error):
+            return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true, reason: "DG14 does not decode: \(error.message)")
+        }
+        guard !dg14.chipAuthenticationPublicKeyInfos.isEmpty else {
+            // With PACE-CAM, EF.CardSecurity holds the key too: it is tried after the read.
+            if access.pace?.chipAuthenticationMapping != nil { return .notOffered(.chipAuthentication, "DG14 holds no chip authentication key") }
+            let unreadable = dg14.unknown.first { info in
+                guard let oid = info.protocolIdentifier else { return false }
+                return oid.isUnder(ObjectIdentifier9303.chipAuthenticationPublicKey) || oid.isUnder(ObjectIdentifier9303.chipAuthentication)
+            }
+            if let unreadable {
+                return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true,
+                                 reason: "DG14 offers chip authentication with a key this reader cannot use: \(unreadable.reason ?? "not understood")")
+            }
+            if !dg14.chipAuthenticationInfos.isEmpty {
+                return ChipProof(method: .chipAuthentication, status: .notVerified, offered: true,
+                                 reason: "DG14 names chip authentication but holds no key for it")
+            }
             return .notOffered(.chipAuthentication, "DG14 holds no chip authentication key")
         }
         if let mapping = access.pace?.chipAuthenticationMapping {
@@ -391,8 +470,15 @@ extension MRTDReader {
         if infos == nil {
             if case let .read(bytes) = try readFile(.cardSecurity) {
                 dump.cardSecurity = bytes
-                infos = try? SecurityInfos(cardSecurity: bytes)
-                source = "EF.CardSecurity (its signature not checked)"
+                // The key counts only when EF.CardSecurity is signed as EF.SOD is (issue 48).
+                switch PassiveAuthentication.signedCardSecurity(bytes, securityObject: dump.sod) {
+                case let .success(signed):
+                    infos = signed
+                    source = "EF.CardSecurity (signed by EF.SOD's Document Signer)"
+                case let .failure(error):
+                    return ChipProof(method: .chipAuthenticationMapping, status: .notVerified, offered: true,
+                                     reason: "PACE-CAM ran, but its key is not vouched for: \(error.message)")
+                }
             }
         }
         guard let keys = infos?.chipAuthenticationPublicKeyInfos.filter({ $0.keyAgreement == .ecdh }), !keys.isEmpty else {
@@ -405,8 +491,10 @@ extension MRTDReader {
             do {
                 if try mapping.verify(against: key) {
                     let name = (try? key.publicKey.specification.domain().description) ?? "\(key.publicKey.specification)"
+                    rememberMappingProof(key)
                     return ChipProof(method: .chipAuthenticationMapping, status: .verified, offered: true, algorithm: "ECDH \(name)",
-                                     reason: "PACE's mapping key is the chip's key from \(source) times the secret the chip sent: it holds the private key")
+                                     reason: "PACE's mapping key is the chip's key from \(source) times the secret the chip sent: it holds the private key",
+                                     keyFromCardSecurity: dg14 == nil)
                 }
             } catch {
                 lastError = error

@@ -97,6 +97,10 @@ public final class MRTDReader {
     public private(set) var cardAccess: SecurityInfos?
     /// The access result, once access control ran.
     public private(set) var access: MRTDAccessResult?
+    /// True when the session was opened again after the chip proved itself (chip authentication
+    /// or PACE-CAM) and it did not prove itself again: what was read since travelled under
+    /// keys the chip never proved it holds (issue 48). Cleared by `establishAccess`.
+    public private(set) var chipProofLapsed = false
 
     /// The read size learned on this connection (index into `options.readSizes`).
     private var sizeIndex = 0
@@ -113,6 +117,14 @@ public final class MRTDReader {
     /// The chip answered a bare status word under secure messaging, which ended the session:
     /// the next read opens the chip again first.
     private var reopenBeforeNextRead = false
+    /// How the chip proved itself on this reader's session, so that a session opened again can
+    /// be proven again before anything more is read (ICAO 9303 Part 11 §7.1: the holder's data
+    /// travels under chip authentication's keys).
+    enum ChipProofKey {
+        case chipAuthentication(ChipAuthenticationPublicKeyInfo, ChipAuthenticationInfo?)
+        case mapping(ChipAuthenticationPublicKeyInfo)
+    }
+    var provenChipKey: ChipProofKey?
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -187,6 +199,8 @@ public final class MRTDReader {
     public func establishAccess(_ method: MRTDAccessMethod, key: MRTDAccessKey) throws -> MRTDAccessResult {
         self.key = key
         self.method = method
+        provenChipKey = nil
+        chipProofLapsed = false
         let result = try runAccessControl(method, key: key)
         access = result
         return result
@@ -246,6 +260,7 @@ public final class MRTDReader {
         let info = infos.chipAuthenticationInfos.first { $0.keyId == nil || $0.keyId == key.keyId }
         let result = try ChipAuthentication.perform(on: channel, publicKey: key, info: info, random: options.random)
         try selectApplication()
+        if result.isConfirmed { provenChipKey = .chipAuthentication(key, info) }
         return result
     }
 
@@ -297,8 +312,31 @@ public final class MRTDReader {
     private func reopen() throws {
         guard let key else { throw MRTDProtocolError(.secureMessagingEnded, "secure messaging has ended: access control must run again") }
         statistics.sessionRestarts += 1
-        access = try runAccessControl(method == .auto && access?.pace == nil ? .bac : method, key: key)
+        let again = method == .auto && access?.pace == nil ? .bac : method
+        access = try runAccessControl(again, key: key)
+        guard let proven = provenChipKey else { return }
+        // A restart drops chip authentication's keys: prove the chip again before reading on,
+        // or the rest would travel under keys only the password vouches for (issue 48).
+        switch proven {
+        case let .chipAuthentication(publicKey, info):
+            do {
+                let result = try ChipAuthentication.perform(on: channel, publicKey: publicKey, info: info, random: options.random)
+                try selectApplication()
+                if result.isConfirmed { return }
+            } catch is MRTDProtocolError {}
+            provenChipKey = nil
+            chipProofLapsed = true
+            // Chip authentication did not hold: a working session to read on, and the verdict says so.
+            access = try runAccessControl(again, key: key)
+        case let .mapping(publicKey):
+            if let mapping = access?.pace?.chipAuthenticationMapping, (try? mapping.verify(against: publicKey)) == true { return }
+            provenChipKey = nil
+            chipProofLapsed = true
+        }
     }
+
+    /// Records that PACE-CAM's proof verified against `key`, so that a restart proves it again.
+    func rememberMappingProof(_ key: ChipAuthenticationPublicKeyInfo) { provenChipKey = .mapping(key) }
 
     /// Opens the chip again when a bare status word ended the session (not counted against the
     /// once-a-file restart for a broken session: a refusal is an answer, not a break).

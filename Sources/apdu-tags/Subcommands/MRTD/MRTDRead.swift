@@ -27,8 +27,10 @@ extension APDUCommand {
 
                 Exit codes: 0 read and proven as far as asked; 1 the chip refused (not this document's key, PACE failed \
                 without --allow-bac-fallback, no face with --face); 64 usage; 65 not proven genuine (a hash, the \
-                signature, the chain, chip or active authentication failed, or a proof EF.SOD's list offers was withheld, refused \
-                or could not finish); 69 no reader or card; 74 card removed or I/O.
+                signature, the chain, chip or active authentication failed; a data group EF.SOD lists, or DG1 or DG2, was \
+                withheld (only DG3/DG4 refused with 69 82 are excused); a proof the document offers was withheld, refused, \
+                unusable or could not finish; EF.CardSecurity's signature did not verify for PACE-CAM); 69 no reader or \
+                card; 74 card removed or I/O. --data-groups reads the groups named, listed in EF.COM or not.
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -49,7 +51,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Write every file read, raw, into this folder (EF.COM.bin, EF.SOD.bin, DG1.bin …), for 'apdu mrtd verify'.", valueName: "dir"))
         var out: String?
 
-        @Option(help: ArgumentHelp("Read only these data groups (e.g. 1,2,11); default every one EF.COM or EF.SOD lists.", valueName: "list"))
+        @Option(help: ArgumentHelp("Read only these data groups (e.g. 1,2,11), listed in EF.COM or not; default DG1, DG2 and every one EF.COM or EF.SOD lists.", valueName: "list"))
         var dataGroups: String?
 
         @Flag(help: "Do not run chip authentication (DG14).")

@@ -41,6 +41,8 @@ struct MRTDView {
         if passive.hashes.status != .verified { out.append("data group hashes: \(passive.hashes.reason)") }
         if passive.signature.status != .verified { out.append("signature: \(passive.signature.reason)") }
         if trustGiven && passive.chain.status != .verified { out.append("certificate chain: \(passive.chain.reason)") }
+        // A group EF.SOD lists (or DG1, DG2) that the chip withheld is a hash never compared.
+        if let withheld = report.withheldLine { out.append(withheld) }
         out += report.unprovenChipProofs
         for (_, result) in verification.dataGroups.sorted(by: { $0.key < $1.key }) {
             if case let .failure(error) = result { out.append(error.description) }
@@ -96,6 +98,12 @@ struct MRTDView {
         if let read, !read.protectedDataGroups.isEmpty { groups += "; \(Self.groups(read.protectedDataGroups)) protected (terminal authentication)" }
         if let read, !read.missingDataGroups.isEmpty { groups += "; \(Self.groups(read.missingDataGroups)) listed but absent" }
         out.append(groups)
+        if let read, !read.withheldDataGroups.isEmpty {
+            out.append(Style.error.paint("  withheld    \(Self.groups(read.withheldDataGroups)): EF.SOD lists them or every document has them; their hashes were not compared"))
+        }
+        if let problem = read?.comProblem {
+            out.append(Style.warning.paint("  EF.COM does not decode (\(Terminal.safe(problem))): DG1, DG2 and EF.SOD's list were read instead"))
+        }
         if let face {
             var text = "  face        \(face.image.format.rawValue.uppercased())"
             if let w = face.width, let h = face.height { text += " \(w)×\(h)" }
@@ -141,13 +149,14 @@ struct MRTDView {
         if passive.hashes.status != .verified { why.append("the data group hashes are \(passive.hashes.status == .failed ? "wrong" : "not checked")") }
         if passive.signature.status != .verified { why.append("the signature is \(passive.signature.status == .failed ? "wrong" : "not checked")") }
         if passive.chain.status != .verified { why.append(passive.chain.status == .failed ? "the chain to a CSCA does not hold" : "the chain to a CSCA is not checked\(trustGiven ? "" : " (no --trust)")") }
+        if !report.withheldDataGroups.isEmpty { why.append("the chip withheld \(Self.groups(report.withheldDataGroups))") }
         let proofs = [report.chipAuthentication, report.activeAuthentication]
         if proofs.contains(where: { $0.status == .failed }) { why.append("the chip failed to prove it is the document's own") }
         else if report.chipProofOffered && !report.chipGenuine { why.append(report.live ? "the chip did not prove it is the document's own" : "the chip cannot prove itself offline") }
         // ✗ when a step ran and failed, or the data itself is unproven (no EF.SOD, hashes or
         // signature unchecked); – when what is missing is a chain not checked or a chip proof
         // that could not run.
-        let dataUnproven = passive.hashes.status != .verified || passive.signature.status != .verified
+        let dataUnproven = passive.hashes.status != .verified || passive.signature.status != .verified || !report.withheldDataGroups.isEmpty
         let failed = passive.chain.status == .failed || proofs.contains { $0.status == .failed }
             || verification.dataGroups.values.contains { if case .failure = $0 { return true }; return false }
         let mark = dataUnproven || failed ? Style.error.paint("✗ NOT genuine") : Style.warning.paint("– not proven genuine")
@@ -166,6 +175,10 @@ struct MRTDView {
                                             ("dataGroups", .array(com.dataGroups.map(JSON.int)))])))
         } else {
             members.append(("com", .null))
+        }
+        if let read {
+            members.append(("comError", .optional(read.comProblem)))
+            members.append(("withheldDataGroups", .array(read.withheldDataGroups.map(JSON.int))))
         }
         members.append(("dataGroups", .array(dataGroupsJSON)))
         members.append(("face", face.map { f in
@@ -202,6 +215,7 @@ struct MRTDView {
             var m: [(String, JSON)] = [("number", .int(n))]
             let status: String
             if verification.dataGroups[n] != nil { status = "read" }
+            else if read?.withheldDataGroups.contains(n) == true { status = "withheld" }
             else if read?.protectedDataGroups.contains(n) == true { status = "protected" }
             else if read?.missingDataGroups.contains(n) == true { status = "absent" }
             else { status = "notRead" }
