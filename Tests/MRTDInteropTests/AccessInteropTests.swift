@@ -62,6 +62,10 @@ struct AccessInteropTests {
         var bac = MRTDReadRequest()
         bac.access = .bac
         #expect { try Rig(specimen).reader.readDocument(key: wrong, request: bac) } throws: { ($0 as? MRTDProtocolError)?.kind == .accessDenied }
+        // A chip that answers 69 88 to the MAC our MRZ made (issue 48): still the wrong MRZ.
+        #expect { try Rig(specimen) { $0.bacWrongMACAnswer = StatusWord(rawValue: 0x6988) }.reader.readDocument(key: wrong, request: bac) } throws: {
+            ($0 as? MRTDProtocolError)?.kind == .accessDenied
+        }
     }
 
     @Test("BAC forced on a chip that offers PACE: no MF file read, BAC, the same document")

@@ -487,9 +487,14 @@ extension MRTDReader {
         }
         guard request.chipAuthentication else { return .notAsked(.chipAuthenticationMapping, "not asked for") }
         var lastError: MRTDProtocolError?
+        // Every PACE session of this read carried its own proof (a restart runs PACE again):
+        // each must hold, or what was read in it did not come from the chip with the key.
+        let mappings = mappingsSinceAccess.isEmpty ? [mapping] : mappingsSinceAccess
         for key in keys {
             do {
-                if try mapping.verify(against: key) {
+                var allHold = true
+                for each in mappings where !(try each.verify(against: key)) { allHold = false }
+                if allHold {
                     let name = (try? key.publicKey.specification.domain().description) ?? "\(key.publicKey.specification)"
                     rememberMappingProof(key)
                     return ChipProof(method: .chipAuthenticationMapping, status: .verified, offered: true, algorithm: "ECDH \(name)",

@@ -125,6 +125,9 @@ public final class MRTDReader {
         case mapping(ChipAuthenticationPublicKeyInfo)
     }
     var provenChipKey: ChipProofKey?
+    /// PACE-CAM's proof of every session opened since `establishAccess`: each must verify
+    /// against the chip's key, or what was read in that session is not the chip's (issue 48).
+    var mappingsSinceAccess: [ChipAuthenticationMappingData] = []
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -201,6 +204,7 @@ public final class MRTDReader {
         self.method = method
         provenChipKey = nil
         chipProofLapsed = false
+        mappingsSinceAccess = []
         let result = try runAccessControl(method, key: key)
         access = result
         return result
@@ -219,6 +223,7 @@ public final class MRTDReader {
             inApplication = false
             let pace = try PACE.perform(on: channel, key: key, info: info, securityInfos: infos, random: options.random)
             try selectApplication()
+            if let mapping = pace.chipAuthenticationMapping { mappingsSinceAccess.append(mapping) }
             return MRTDAccessResult(pace: pace, usedBAC: false, paceFailure: nil)
         } catch let error as MRTDProtocolError {
             guard options.allowBACFallback, key.supportsBAC, error.kind != .invalidAccessKey else { throw error }

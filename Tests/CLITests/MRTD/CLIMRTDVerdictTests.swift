@@ -136,6 +136,13 @@ struct CLIMRTDVerdictTests {
             #expect(proof.string("reason")?.contains("signed by EF.SOD's Document Signer") == true, "\(proof)")
             #expect(j.document["genuine"] as? Bool == true && j.document["chipGenuine"] as? Bool == true, "\(j.stdout)")
         }
+        // A restart mid-read runs PACE-CAM again: every session's proof is checked against the signed key.
+        let restarting = InterceptingCard(MRTDChip(document: cam.document)) { apdu in Self.isRead(apdu, of: [5]) ? [0x6A, 0x82] : nil }
+        try await withInsertedCard(restarting) { inserted in
+            let j = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--can", "123456", "--trust", trust, "--data-groups", "1,2,5,11,12", "--json"])
+            #expect(j.status == 0 && j.document["genuine"] as? Bool == true, "\(j.stdout)\(j.stderr)")
+            #expect((j.document.object("statistics")["sessionRestarts"] as? Int ?? 0) >= 1 && restarting.intercepted >= 1, "\(j.stdout)")
+        }
         var broken = cam.document
         var bytes = try #require(broken.files[.cardSecurity])
         bytes[bytes.count - 1] ^= 0x01  // the last byte of the SignerInfo's signature
