@@ -200,10 +200,13 @@ public struct SUNMessage: Sendable, Hashable {
         guard let mac = value(.mac) else { throw SUNError(.malformed, "no SDMMAC where the template puts {mac}") }
         let picc = value(.picc), uid = value(.uid)
         guard picc != nil || uid != nil else { throw SUNError(.malformed, "no PICC data nor UID where the template puts them") }
-        // MAC input: from the file data's first character to the MAC's; nothing without file data.
+        // MAC input: from the first of the file data and the TagTamper letters up to the MAC;
+        // nothing without either.
         let macStart = found.ranges[.mac]?.lowerBound ?? 0
-        let input = found.ranges[.file].map { Array(bytes[$0.lowerBound..<macStart]) } ?? []
+        let inputStart = [found.ranges[.file]?.lowerBound, found.ranges[.tt]?.lowerBound].compactMap { $0 }.min()
+        let input = inputStart.map { Array(bytes[$0..<macStart]) } ?? []
         self.init(piccData: picc, plainUID: uid, plainCounter: value(.ctr), mac: mac, encryptedFileData: value(.file), macInput: input)
+        tamperStatus = found.ranges[.tt].map { Array(bytes[$0]) }
     }
 
     /// The common form: each part in a parameter of one of `template`'s names.

@@ -14,6 +14,9 @@ public enum SUNPlaceholder: String, Sendable, Hashable, CaseIterable, CustomStri
     case file
     /// The truncated SDMMAC: 16 hex digits.
     case mac
+    /// The TagTamper status in the clear (SDMOptions bit 3, issue 51): two letters, `C`, `O`
+    /// or `I`, inside the MAC input.
+    case tt
 
     public var description: String { "{\(rawValue)}" }
 
@@ -25,6 +28,7 @@ public enum SUNPlaceholder: String, Sendable, Hashable, CaseIterable, CustomStri
         case .ctr: return "read counter"
         case .file: return "encrypted file data"
         case .mac: return "SDMMAC"
+        case .tt: return "TagTamper status"
         }
     }
 
@@ -36,6 +40,7 @@ public enum SUNPlaceholder: String, Sendable, Hashable, CaseIterable, CustomStri
         case .ctr: return available >= 6 ? [6] : []
         case .mac: return available >= 16 ? [16] : []
         case .file: return available >= 32 ? Array(stride(from: 32, through: available, by: 32)) : []
+        case .tt: return available >= 2 ? [2] : []
         }
     }
 }
@@ -111,7 +116,7 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
                 guard j < bytes.count else { throw SUNError(.malformed, "the template has an unclosed placeholder at character \(i + 1)") }
                 let name = String(decoding: bytes[(i + 1)..<j], as: UTF8.self)
                 guard let placeholder = SUNPlaceholder(rawValue: name) else {
-                    throw SUNError(.malformed, "unknown placeholder {\(SUNMessage.safe(name))}; known: {picc}, {uid}, {ctr}, {file}, {mac}")
+                    throw SUNError(.malformed, "unknown placeholder {\(SUNMessage.safe(name))}; known: {picc}, {uid}, {ctr}, {file}, {mac}, {tt}")
                 }
                 guard seen.insert(placeholder).inserted else { throw SUNError(.malformed, "\(placeholder) appears twice in the template") }
                 tokens.append(.placeholder(placeholder))
@@ -187,6 +192,9 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
             if let f = order.firstIndex(of: .file), let m = order.firstIndex(of: .mac), f > m {
                 throw SUNError(.malformed, "{file} comes after {mac}: the MAC covers the text from {file} up to {mac}, so its input cannot start after it")
             }
+        }
+        if let t = placeholders.firstIndex(of: .tt), let m = placeholders.firstIndex(of: .mac), t > m {
+            throw SUNError(.malformed, "{tt} comes after {mac}: the MAC covers the text from {tt} (or {file}) up to {mac}, so the status must stand before it")
         }
     }
 
@@ -304,6 +312,9 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
                 for (p, r) in found { ranges[p] = r }
             }
         }
+        if let t = ranges[.tt], let m = ranges[.mac], t.lowerBound > m.lowerBound {
+            throw SUNError(.malformed, "the TagTamper status comes after the SDMMAC: no SDM layout puts it there")
+        }
         if let f = ranges[.file], let m = ranges[.mac], f.lowerBound > m.lowerBound {
             throw SUNError(.malformed, "the encrypted file data comes after the SDMMAC: no SDM layout puts it there")
         }
@@ -334,7 +345,9 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
             guard range.count >= text.count, bytes[range].starts(with: text) else { return nil }
             return match(parts.dropFirst(), bytes, (range.lowerBound + text.count)..<range.upperBound)
         case let .placeholder(p):
-            let run = bytes[range].prefix(while: isHexDigit).count
+            // The TagTamper letters are not hex: C, O, I as the chip writes them (any two
+            // letters are read, and the MAC decides whether they are the tag's).
+            let run = p == .tt ? bytes[range].prefix(while: isLetter).count : bytes[range].prefix(while: isHexDigit).count
             for length in p.lengths(upTo: run) {
                 if let rest = match(parts.dropFirst(), bytes, (range.lowerBound + length)..<range.upperBound) {
                     return [(p, range.lowerBound..<(range.lowerBound + length))] + rest
@@ -343,6 +356,8 @@ public struct SUNURLPattern: Sendable, Hashable, CustomStringConvertible {
             return nil
         }
     }
+
+    static func isLetter(_ c: UInt8) -> Bool { (0x41...0x5A).contains(c) }
 
     static func isHexDigit(_ c: UInt8) -> Bool {
         (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c)

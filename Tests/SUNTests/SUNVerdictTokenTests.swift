@@ -69,20 +69,26 @@ struct SUNVerdictTokenTests {
 /// TagTamper in the SUN message (issue 51): nfc-developer/sdm-backend's public examples of its
 /// `/tagtt` route (templates/sdm_main.html, "NTAG 424 DNA TagTamper", TTStatusOffset =
 /// ENCDataOffset, factory keys: config.dist.py's MASTER_KEY of zeros, which its legacy
-/// derivation maps to all-zero keys): UID 0469879A226880, counter 2, status CC.
+/// derivation maps to all-zero keys). The AES example is UID 0469879A226880, counter 2, CC; the
+/// LRP example ("NTAG 424 DNA TagTamper (LRP mode)") is another tag: UID 04940E2A2F7080,
+/// counter 1, OO.
 @Suite("SUN: TagTamper status mirrored in the encrypted file data (sdm-backend /tagtt)")
 struct SUNTagTamperTests {
     let aes = "https://sdm.nfcdeveloper.com/tagtt?picc_data=FDD387BF32A33A7C40CF259675B3A1E2&enc=EA050C282D8E9043E28F7A171464D697&cmac=758110182134ECE9"
     let lrp = "https://sdm.nfcdeveloper.com/tagtt?picc_data=8EE8E27DE3974FFE245F96C71087129B2E8449C9FF346F65&enc=48987A0D55638C017D1F4DC3D8ADD910&cmac=862E781E52244A75"
 
-    @Test("AES and LRP: UID 0469879A226880, counter 2, TagTamper CC (intact)", arguments: [(0, SDMEncryption.aes), (1, .lrp)])
-    func sdmBackend(index: Int, encryption: SDMEncryption) throws {
+    @Test("AES: UID 0469879A226880, counter 2, TagTamper CC (intact); LRP: UID 04940E2A2F7080, counter 1, OO (open)", arguments: [
+        (0, SDMEncryption.aes, "0469879A226880", 2, "CC", SUNTagTamperStatus.Seal.intact),
+        (1, .lrp, "04940E2A2F7080", 1, "OO", .open),
+    ])
+    func sdmBackend(index: Int, encryption: SDMEncryption, uid: String, counter: Int, letters: String, seal: SUNTagTamperStatus.Seal) throws {
         let zero = [UInt8](repeating: 0, count: 16)
         let keys = try SDMKeys(metaRead: zero, fileRead: zero)
         let result = try SUNMessage(url: [aes, lrp][index]).verify(keys: keys, tamper: .fileData(offset: 0))
-        #expect(result.uid == hex("0469879A226880") && result.counter == 2 && result.encryption == encryption)
-        #expect(result.fileData.map { Array($0.prefix(2)) } == Array("CC".utf8))
-        #expect(result.tamper == SUNTagTamperStatus(permanent: .closed, current: .closed) && result.tamper?.seal == .intact)
+        #expect(result.uid == hex(uid) && result.counter == counter && result.encryption == encryption)
+        // The rest of the file data is the '-' filler the tag was provisioned with.
+        #expect(result.fileData == Array(letters.utf8) + [UInt8](repeating: 0x2D, count: 14))
+        #expect(result.tamper?.bytes == Array(letters.utf8) && result.tamper?.seal == seal)
     }
 
     @Test("altered encrypted file data (where the letters are) fails the MAC")

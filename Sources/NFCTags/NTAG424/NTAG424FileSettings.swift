@@ -30,12 +30,17 @@ public struct SDMSettings: Hashable, Sendable {
     public var encOffset: Int?
     public var encLength: Int?
     public var macOffset: Int?
+    /// TTStatusOffset: where an NTAG 424 DNA TagTamper mirrors its two status letters
+    /// (NT4H2421Tx, SDMOptions bit 3); nil: not mirrored.
+    public var tamperOffset: Int?
 
     public init() {}
 
-    /// SDMOptions: bit 7 UID, 6 SDMReadCtr, 5 SDMReadCtrLimit, 4 SDMENCFileData, 0 ASCII.
+    /// SDMOptions: bit 7 UID, 6 SDMReadCtr, 5 SDMReadCtrLimit, 4 SDMENCFileData, 3 TTStatus
+    /// (TagTamper only), 0 ASCII.
     var optionsByte: UInt8 {
-        (mirrorsUID ? 0x80 : 0) | (mirrorsCounter ? 0x40 : 0) | (counterLimit != nil ? 0x20 : 0) | (encryptsFileData ? 0x10 : 0) | (asciiEncoding ? 0x01 : 0)
+        (mirrorsUID ? 0x80 : 0) | (mirrorsCounter ? 0x40 : 0) | (counterLimit != nil ? 0x20 : 0) | (encryptsFileData ? 0x10 : 0)
+            | (tamperOffset != nil ? 0x08 : 0) | (asciiEncoding ? 0x01 : 0)
     }
 
     /// The bytes after FileOption and AccessRights in ChangeFileSettings / GetFileSettings.
@@ -48,6 +53,8 @@ public struct SDMSettings: Hashable, Sendable {
         } else if case .key = metaRead {
             out += le(piccDataOffset)
         }
+        // NT4H2421Tx ChangeFileSettings: TTStatusOffset follows the PICC data's offsets.
+        if tamperOffset != nil { out += le(tamperOffset) }
         if fileRead != .never {
             out += le(macInputOffset)
             if encryptsFileData { out += le(encOffset) + le(encLength) }
@@ -81,6 +88,7 @@ public struct SDMSettings: Hashable, Sendable {
         } else if case .key = metaRead {
             piccDataOffset = try le()
         }
+        if options & 0x08 != 0 { tamperOffset = try le() }
         if fileRead != .never {
             macInputOffset = try le()
             if encryptsFileData { encOffset = try le(); encLength = try le() }

@@ -63,6 +63,11 @@ extension NTAG424Tag {
     ///   `SDMProvisioningInterrupted` after.
     public func provisionSDM(_ plan: SUNURLTemplate, key: [UInt8], requireGenuine: Bool = false,
                              keepingOld keep: (TagBackup) throws -> Void) throws -> SDMProvisioningResult {
+        // SDMOptions bit 3 exists on NTAG 424 DNA TagTamper only (NT4H2421Tx); GetVersion's
+        // subtype says which chip this is.
+        if plan.settings.tamperOffset != nil, version.productName != "NTAG 424 DNA TagTamper" {
+            throw NTAG424Error(.refused, "this chip is an \(version.productName), without TagTamper (GetVersion subtype \(Hex.encode([version.bytes[2]]))): it cannot mirror a tamper status; nothing was written")
+        }
         let before = try fileSettings(Self.ndefFile)
         guard case let .key(changeKey) = before.change else {
             throw NTAG424Error(.permissionDenied, "the NDEF file's settings can \(before.change == .never ? "never be changed" : "be changed by anyone; this tool does not provision such a file"); nothing was written")
@@ -119,6 +124,10 @@ extension NTAG424Tag {
     static func sameShape(_ served: String, _ planned: String) -> Bool {
         let a = Array(served.utf8), b = Array(planned.utf8)
         guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in x == y || (y == UInt8(ascii: "0") && (UInt8(ascii: "0")...UInt8(ascii: "9") ~= x || UInt8(ascii: "A")...UInt8(ascii: "F") ~= x)) }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (y == UInt8(ascii: "0") && (UInt8(ascii: "0")...UInt8(ascii: "9") ~= x || UInt8(ascii: "A")...UInt8(ascii: "F") ~= x))
+                // A TagTamper letter where the plan put "II".
+                || (y == UInt8(ascii: "I") && [UInt8(ascii: "C"), UInt8(ascii: "O")].contains(x))
+        }
     }
 }

@@ -116,6 +116,16 @@ public final class NTAG424Tag {
     }
 
     /// GetCardUID (CommMode.FULL): the real UID even with random ID on.
+    /// GetTTStatus (NTAG 424 DNA TagTamper, `F7`, full mode in an authenticated session): the
+    /// permanent and the current status letters, as the chip reads its loop now.
+    public func tagTamperStatus() throws -> SUNTagTamperStatus {
+        let answer = try command(0xF7, mode: .full, what: "GetTTStatus")
+        guard let status = SUNTagTamperStatus(bytes: answer) else {
+            throw NTAG424Error(.malformed, "GetTTStatus brought \(answer.count) bytes; 2 expected")
+        }
+        return status
+    }
+
     public func cardUID() throws -> [UInt8] {
         try command(0x51, mode: .full, what: "GetCardUID")
     }

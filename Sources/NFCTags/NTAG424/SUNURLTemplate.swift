@@ -24,7 +24,7 @@ public struct SUNURLTemplate: Sendable, Hashable {
 
     /// Placeholder lengths in ASCII hex as a tag provisioned here writes them (AES mode): {picc}
     /// 32, {uid} 14, {ctr} 6, {mac} 16; {file} 32 for every 16 bytes of file data.
-    public static let lengths: [String: Int] = ["{picc}": 32, "{uid}": 14, "{ctr}": 6, "{file}": 32, "{mac}": 16]
+    public static let lengths: [String: Int] = ["{picc}": 32, "{uid}": 14, "{ctr}": 6, "{file}": 32, "{mac}": 16, "{tt}": 2]
 
     /// - Parameters:
     ///   - template: the URL with placeholders.
@@ -36,10 +36,13 @@ public struct SUNURLTemplate: Sendable, Hashable {
     ///   - mirrorsCounter: whether the read counter is mirrored (without it a URL verifies but a
     ///     replay cannot be told from a tap; no `{ctr}`, `{file}` or limit then).
     ///   - fileSize: the NDEF file's size (256 on NTAG 424 DNA).
+    ///   - tamper: where an NTAG 424 DNA TagTamper mirrors its status: `.fileData(offset:)`,
+    ///     bytes `offset` and `offset + 1` of the plain file data (encrypted and MACed with it),
+    ///     or `.clear`, where the template puts `{tt}` (inside the MAC input). Nil: not mirrored.
     /// - Throws: `NTAG424Error` `.malformed` (the template's own checks, see `SUNURLPattern`,
     ///   and those of these options) or `.lengthError` (a URL past the NDEF file), one line each.
     public init(_ template: String, metaReadKey: UInt8 = 2, fileReadKey: UInt8 = 2, fileData: [UInt8]? = nil, counterLimit: Int? = nil,
-                mirrorsCounter: Bool = true, fileSize: Int = 256) throws {
+                mirrorsCounter: Bool = true, fileSize: Int = 256, tamper: SUNTamperPlacement? = nil) throws {
         let pattern: SUNURLPattern
         do { pattern = try SUNURLPattern(template) } catch { throw NTAG424Error(.malformed, error.message) }
         let has = Set(pattern.placeholders)
@@ -63,6 +66,22 @@ public struct SUNURLTemplate: Sendable, Hashable {
             guard !data.isEmpty, data.count % 16 == 0 else { throw NTAG424Error(.malformed, "{file}'s data is 16 bytes or a multiple of 16, not \(data.count)") }
         }
         let plainFile = fileData ?? [UInt8](repeating: 0x30, count: 16)
+        // TTStatusOffset's rules (NT4H2421Tx, ChangeFileSettings): the two letters lie inside the
+        // file, overlap no other mirror, and lie inside the MAC input (SDMMACInputOffset ≤
+        // TTStatusOffset, TTStatusOffset + 2 ≤ SDMMACOffset) or inside the plain half of the
+        // encrypted file data.
+        switch tamper {
+        case nil:
+            guard !has.contains(.tt) else { throw NTAG424Error(.malformed, "the template has {tt}, but TagTamper mirroring is not asked for (--tamper clear)") }
+        case .clear:
+            guard has.contains(.tt) else { throw NTAG424Error(.malformed, "--tamper clear mirrors the status where the template puts {tt}, and it has none") }
+        case .fileData(let offset):
+            guard !has.contains(.tt) else { throw NTAG424Error(.malformed, "the template has {tt}: give --tamper clear, or drop {tt} to mirror the status in the file data") }
+            guard has.contains(.file) else { throw NTAG424Error(.malformed, "--tamper file mirrors the status in the encrypted file data: the template needs {file}") }
+            guard offset >= 0, offset + 2 <= plainFile.count else {
+                throw NTAG424Error(.malformed, "the TagTamper status at byte \(offset) of the file data does not fit its \(plainFile.count) bytes")
+            }
+        }
 
         var uri: [UInt8] = [], shape: [UInt8] = []
         var positions: [SUNPlaceholder: Int] = [:]
@@ -75,8 +94,10 @@ public struct SUNURLTemplate: Sendable, Hashable {
                 positions[p] = uri.count
                 let length = p == .file ? 2 * plainFile.count : Self.lengths[p.description] ?? 0
                 // NT4H2421Gx §9.3.6: the plain file data fills the first half of its placeholder.
-                uri += p == .file ? plainFile + [UInt8](repeating: 0x30, count: plainFile.count) : [UInt8](repeating: 0x30, count: length)
-                shape += [UInt8](repeating: 0x30, count: length)
+                // {tt} holds "II" until the chip writes its letters there.
+                let fill: UInt8 = p == .tt ? UInt8(ascii: "I") : 0x30
+                uri += p == .file ? plainFile + [UInt8](repeating: 0x30, count: plainFile.count) : [UInt8](repeating: fill, count: length)
+                shape += [UInt8](repeating: fill, count: length)
             }
         }
         let uriText = String(decoding: uri, as: UTF8.self)
@@ -104,8 +125,14 @@ public struct SUNURLTemplate: Sendable, Hashable {
         s.encOffset = offset(.file)
         s.encLength = s.encryptsFileData ? 2 * plainFile.count : nil
         s.macOffset = offset(.mac)
-        // The MAC covers the encrypted file data up to the MAC (as verifiers cut it), else nothing.
-        s.macInputOffset = s.encOffset ?? s.macOffset
+        switch tamper {
+        case .clear: s.tamperOffset = offset(.tt)
+        case .fileData(let at): s.tamperOffset = s.encOffset.map { $0 + at }
+        case nil: break
+        }
+        // The MAC covers the text from the first of the file data and the clear TagTamper
+        // letters up to the MAC (as verifiers cut it), else nothing.
+        s.macInputOffset = [s.encOffset, tamper == .clear ? s.tamperOffset : nil].compactMap { $0 }.min() ?? s.macOffset
         self.pattern = pattern
         settings = s
         self.uri = uriText

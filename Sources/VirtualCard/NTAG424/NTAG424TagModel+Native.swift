@@ -9,7 +9,8 @@ extension NTAG424TagModel {
         switch c.ins {
         case 0x60:
             s.versionFrame = 1
-            return ResponseAPDU(data: [0x04, 0x04, 0x02, 0x30, 0x00, 0x11, 0x05], statusWord: Self.more)
+            // NT4H2421Tx: subtype 08 names the TagTamper chip.
+            return ResponseAPDU(data: [0x04, 0x04, tagTamper ? 0x08 : 0x02, 0x30, 0x00, 0x11, 0x05], statusWord: Self.more)
         case 0xAF where s.pendingAuth != nil:
             return authenticatePart2(c, &s)
         case 0xAF where s.versionFrame == 1:
@@ -34,6 +35,7 @@ extension NTAG424TagModel {
         case 0x8D: return writeData(c, &s)
         case 0x64: return getKeyVersion(c, &s)
         case 0x3C: return readSignature(c, &s)
+        case 0xF7 where tagTamper: return getTTStatus(c, &s)
         default: return Self.err(0x1C)   // illegal command code
         }
     }
@@ -140,6 +142,16 @@ extension NTAG424TagModel {
                 parts.append(o..<(o + length))
             }
             if let o = parsed.macOffset { parts.append(o..<(o + 16)) }
+            // TTStatusOffset (NT4H2421Tx): only on a TagTamper chip; the two letters inside the
+            // plain half of the encrypted file data, or in the clear inside the MAC input.
+            if let t = parsed.ttOffset {
+                guard tagTamper else { return Self.err(0x9E) }
+                let inFile = parsed.encOffset.flatMap { o in parsed.encLength.map { t >= o && t + 2 <= o + $0 / 2 } } ?? false
+                if !inFile {
+                    guard let i = parsed.macInputOffset, let m = parsed.macOffset, t >= i, t + 2 <= m else { return Self.err(0x9E) }
+                    parts.append(t..<(t + 2))
+                }
+            }
             guard parts.allSatisfy({ $0.upperBound <= size }) else { return Self.err(0x9E) }
             let sorted = parts.sorted { $0.lowerBound < $1.lowerBound }
             guard zip(sorted, sorted.dropFirst()).allSatisfy({ $0.0.upperBound <= $0.1.lowerBound }) else { return Self.err(0x9E) }
@@ -217,6 +229,14 @@ extension NTAG424TagModel {
         // Address 00h: the one signature there is.
         guard header == [0x00] else { return Self.err(0x9E) }
         return seal(originalitySignature, mode: 3, returnCode: 0x90, &s)
+    }
+
+    /// GetTTStatus (NT4H2421Tx): full mode, in an authenticated session; the loop is read now.
+    func getTTStatus(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {
+        guard s.authenticated != nil else { return Self.err(0xAE) }
+        let opened = open(c, headerLength: 0, mode: 3, &s)
+        guard case .success = opened else { if case let .failure(e) = opened { return e.response }; return Self.err(0x1E) }
+        return seal(readTamperStatus(&s), mode: 3, &s)
     }
 
     func getCardUID(_ c: CommandAPDU, _ s: inout State) -> ResponseAPDU {

@@ -6,7 +6,10 @@ import SUN
 extension NTAG424TagModel {
     /// The file as a read serves it: SDM mirrors applied and SDMReadCtr incremented first.
     func served(_ n: UInt8, _ s: inout State) -> [UInt8] {
-        if s.files[n]?.sdmEnabled == true { s.readCounter = min(s.readCounter + 1, 0xFF_FFFF) }
+        if s.files[n]?.sdmEnabled == true {
+            s.readCounter = min(s.readCounter + 1, 0xFF_FFFF)
+            _ = readTamperStatus(&s)
+        }
         return servedWithoutCounting(n, s)
     }
 
@@ -28,13 +31,21 @@ extension NTAG424TagModel {
             while picc.count < 16 { picc.append(UInt8.random(in: 0...255)) }
             put(Self.ascii(try! (try! AES128(key: s.keys[Int(sdm.metaRead)])).cbcEncrypt(picc)), at: sdm.piccOffset)
         }
+        // TTStatus (NT4H2421Tx): the letters go into the clear text, or into the plain file data
+        // before it is encrypted.
+        let letters = tagTamper ? Self.tamperLetters(s) : [UInt8(ascii: "I"), UInt8(ascii: "I")]
+        var plainFile = f.data
+        if let t = sdm.ttOffset, t + 2 <= out.count {
+            plainFile.replaceSubrange(t..<(t + 2), with: letters)
+            put(letters, at: t)
+        }
         if sdm.fileRead < 5 {
             let fileKey = try! AES128(key: s.keys[Int(sdm.fileRead)])
             if sdm.options & 0x10 != 0, let at = sdm.encOffset, let length = sdm.encLength, at + length <= out.count {
                 // The plaintext is what the file holds there (its first length/2 bytes), encrypted
                 // with the session ENC key, IV = E(K, SDMReadCtr ‖ 0¹³).
                 let sesENC = try! AES128(key: fileKey.cmac(Self.vector([0xC3, 0x3C, 0x00, 0x01, 0x00, 0x80], data)))
-                let plain = Array(f.data[at..<(at + length / 2)])
+                let plain = Array(plainFile[at..<(at + length / 2)])
                 let iv = sesENC.encrypt(block: ctr + [UInt8](repeating: 0, count: 13))
                 if plain.count % 16 == 0 { put(Self.ascii(try! sesENC.cbcEncrypt(plain, iv: iv)), at: at) }
             }
@@ -59,7 +70,7 @@ extension NTAG424TagModel {
     /// the library's encoder.
     struct SDM {
         var options: UInt8, counterRetrieval: UInt8, metaRead: UInt8, fileRead: UInt8
-        var uidOffset: Int?, counterOffset: Int?, piccOffset: Int?, macInputOffset: Int?, encOffset: Int?, encLength: Int?, macOffset: Int?, limit: Int?
+        var uidOffset: Int?, counterOffset: Int?, piccOffset: Int?, ttOffset: Int?, macInputOffset: Int?, encOffset: Int?, encLength: Int?, macOffset: Int?, limit: Int?
         var length: Int
     }
 
@@ -79,6 +90,7 @@ extension NTAG424TagModel {
             guard let v = le() else { return nil }
             s.piccOffset = v
         }
+        if s.options & 0x08 != 0 { guard let v = le() else { return nil }; s.ttOffset = v }
         if s.fileRead != 0xF {
             guard let a = le() else { return nil }
             s.macInputOffset = a

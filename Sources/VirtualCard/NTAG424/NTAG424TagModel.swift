@@ -25,6 +25,11 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     /// Random ID (SetConfiguration option 00h bit 1): GetVersion then shows no UID; GetCardUID,
     /// after an authentication, gives it. The reader's UID is the host's (a 4-byte 08 xx xx xx).
     public let randomID: Bool
+    /// An NTAG 424 DNA TagTamper (NT4H2421Tx): GetVersion's subtype 08, GetTTStatus, and
+    /// SDMOptions bit 3 (the status letters mirrored at TTStatusOffset). Its loop is closed and
+    /// TagTamper enabled from the start; `openTamperLoop()` and `closeTamperLoop()` cut and
+    /// mend the wire while the card is served (issue 51).
+    public let tagTamper: Bool
 
     /// A file's settings as the tag keeps them (its own representation, not the library's).
     public struct File: Sendable, Hashable {
@@ -50,14 +55,18 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
         var session: EV2ChipSession?
         var versionFrame = 0
         var failedAuthentications = 0
+        var tamperLoopClosed = true
+        /// The permanent status: set once the chip saw its loop open, never cleared.
+        var tamperLatchedOpen = false
     }
     let state: Locked<State>
     /// Called with the NDEF file after every change (for `emulate --memory`-style tests).
     public var onChange: (@Sendable ([UInt8]) -> Void)?
 
     public init(uid: [UInt8] = [0x04, 0x3A, 0x51, 0x6A, 0x71, 0x80, 0x90], keys: [[UInt8]]? = nil,
-                originalitySignature: [UInt8] = [UInt8](repeating: 0, count: 56), randomID: Bool = false) {
+                originalitySignature: [UInt8] = [UInt8](repeating: 0, count: 56), randomID: Bool = false, tagTamper: Bool = false) {
         self.uid = uid
+        self.tagTamper = tagTamper
         self.originalitySignature = originalitySignature
         self.randomID = randomID
         // CC (NT4H2421Gx §8.1.4): CCLEN 0017, mapping 2.0, MLe 0100, MLc 00FF, the NDEF file
@@ -79,6 +88,23 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     public func restoreState(from other: NTAG424TagModel) {
         let s = other.state.current
         state.withLock { $0.files = s.files; $0.keys = s.keys; $0.keyVersions = s.keyVersions; $0.readCounter = s.readCounter }
+    }
+
+    /// Cuts the TagTamper loop (the seal is opened): the next status the chip reads is `OO`.
+    public func openTamperLoop() { state.withLock { $0.tamperLoopClosed = false } }
+    /// Mends the loop: the current status is `C` again, the permanent one stays `O` once seen.
+    public func closeTamperLoop() { state.withLock { $0.tamperLoopClosed = true } }
+
+    /// The two letters the chip reads now (permanent, current), latching an open loop; `II`
+    /// on a chip without TagTamper.
+    func readTamperStatus(_ s: inout State) -> [UInt8] {
+        guard tagTamper else { return [UInt8(ascii: "I"), UInt8(ascii: "I")] }
+        if !s.tamperLoopClosed { s.tamperLatchedOpen = true }
+        return Self.tamperLetters(s)
+    }
+
+    static func tamperLetters(_ s: State) -> [UInt8] {
+        [s.tamperLatchedOpen ? UInt8(ascii: "O") : UInt8(ascii: "C"), s.tamperLoopClosed ? UInt8(ascii: "C") : UInt8(ascii: "O")]
     }
 
     /// The NDEF file's bytes as stored (without SDM mirroring).
