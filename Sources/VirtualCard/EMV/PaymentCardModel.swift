@@ -35,9 +35,19 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
         var oda: String = "none"
         var logEntry: (tag: [UInt8], sfi: UInt8, count: UInt8)?
         var requiresNonZero9F6E = false
+        // What a hostile profile (PaymentCardModel+Hostile.swift) changes: objects added to the
+        // FCI, the AIP the GPO answer gives (none at all when `gpoOmitsAIP`), track 2 left out of
+        // the format 77 answer, one ICC Dynamic Number for every INTERNAL AUTHENTICATE.
+        var fciExtra: [UInt8] = []
+        var gpoAIP: [UInt8]?
+        var gpoOmitsAIP = false
+        var gpoTrack2 = true
+        var fixedIDN: [UInt8]?
     }
 
     public let profile: Profile
+    /// The hostile variant of the profile, if this card is one (issue 48).
+    public let hostile: Hostile?
     public let pan: String
     public static let cardholderName = "TEST/CARDHOLDER"
     var applications: [Application] = []
@@ -70,20 +80,30 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
     public let atr: [UInt8] = [0x3B, 0x8A, 0x80, 0x01] + Array("EMV-SPECIM".utf8) + [0x00]
 
     /// The emulator's test CA key as a line of proxmark3's capk.txt, for `apdu emv read --ca-keys`.
-    public static func caKeyLine(rid: [UInt8]) -> String {
+    /// `expiry` is the key's YYMMDD (a past one makes an expired CA key, issue 48).
+    public static func caKeyLine(rid: [UInt8], expiry: String = "491231") -> String {
         let ca = PaymentTestKeys.ca
         let sum = Digest.sha1.hash(rid + [PaymentTestKeys.caIndex] + ca.modulus + ca.exponent)
         func colons(_ b: [UInt8]) -> String { b.map { Hex.encode([$0]).lowercased() }.joined(separator: ":") }
-        return "\(colons(rid)) \(Hex.encode([PaymentTestKeys.caIndex]).lowercased()) 491231 rsa \(colons(ca.exponent)) \(colons(ca.modulus)) sha1 \(colons(sum))"
+        return "\(colons(rid)) \(Hex.encode([PaymentTestKeys.caIndex]).lowercased()) \(expiry) rsa \(colons(ca.exponent)) \(colons(ca.modulus)) sha1 \(colons(sum))"
     }
 
     /// The capk.txt lines for every scheme the profiles use.
-    public static var caKeyFile: String {
-        [[0xA0, 0x00, 0x00, 0x00, 0x03], [0xA0, 0x00, 0x00, 0x00, 0x04], [0xA0, 0x00, 0x00, 0x00, 0x25]].map { caKeyLine(rid: $0) }.joined(separator: "\n") + "\n"
+    public static var caKeyFile: String { caKeyFile(expiry: "491231") }
+
+    /// The same lines with another expiry (YYMMDD).
+    public static func caKeyFile(expiry: String) -> String {
+        [[0xA0, 0x00, 0x00, 0x00, 0x03], [0xA0, 0x00, 0x00, 0x00, 0x04], [0xA0, 0x00, 0x00, 0x00, 0x25]].map { caKeyLine(rid: $0, expiry: expiry) }.joined(separator: "\n") + "\n"
     }
 
-    public init(_ profile: Profile) {
+    public convenience init(_ profile: Profile) { self.init(profile, hostile: nil) }
+
+    /// A card that misbehaves as `hostile` says, on the profile it names.
+    public convenience init(hostile: Hostile) { self.init(hostile.profile, hostile: hostile) }
+
+    init(_ profile: Profile, hostile: Hostile?) {
         self.profile = profile
+        self.hostile = hostile
         switch profile {
         case .visa: pan = "4761739001010119"
         case .mastercard: pan = "5413330089020011"
@@ -92,6 +112,7 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
         case .interac: pan = "4506445006931933"
         }
         build()
+        if let hostile { personalise(hostile) }
     }
 
     // MARK: Personalisation
@@ -221,6 +242,7 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
         if let p = app.priority { a5 += Self.tlv([0x87], [p]) }
         if let pdol = app.pdol { a5 += Self.tlv([0x9F, 0x38], pdol) }
         if let log = app.logEntry { a5 += Self.tlv([0xBF, 0x0C], Self.tlv(log.tag, [log.sfi, log.count])) }
+        a5 += app.fciExtra
         return Self.tlv([0x6F], Self.tlv([0x84], app.aid) + Self.tlv([0xA5], a5))
     }
 
@@ -289,8 +311,9 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
         if app.requiresNonZero9F6E, values[[0x9F, 0x6E]]?.allSatisfy({ $0 == 0 }) ?? true { return [0x69, 0x85] }
         let atc = state.withLock { s -> Int in s.gpoDone = true; s.atc += 1; return s.atc }
         let atcBytes: [UInt8] = [UInt8(atc >> 8), UInt8(atc & 0xFF)]
-        guard app.format77 else { return Self.tlv([0x80], app.aip + app.afl) + [0x90, 0x00] }
-        var body = Self.tlv([0x82], app.aip) + Self.tlv([0x94], app.afl) + Self.tlv([0x57], track2) + Self.tlv([0x5F, 0x34], [0x01])
+        guard app.format77 else { return Self.tlv([0x80], (app.gpoAIP ?? app.aip) + app.afl) + [0x90, 0x00] }
+        var body = (app.gpoOmitsAIP ? [] : Self.tlv([0x82], app.gpoAIP ?? app.aip)) + Self.tlv([0x94], app.afl)
+            + (app.gpoTrack2 ? Self.tlv([0x57], track2) : []) + Self.tlv([0x5F, 0x34], [0x01])
             + Self.tlv([0x9F, 0x10], [0x06, 0x01, 0x12, 0x03, 0xA0, 0x00, 0x00]) + Self.tlv([0x9F, 0x26], secureRandomBytes(8))
             + Self.tlv([0x9F, 0x27], [0x80]) + Self.tlv([0x9F, 0x36], atcBytes) + Self.tlv([0x9F, 0x6C], [0x00, 0x00])
         if app.oda == "fdda" {
@@ -334,7 +357,7 @@ public final class PaymentCardModel: EmulatedCard, @unchecked Sendable {
 
     func internalAuthenticate(_ c: CommandAPDU) -> [UInt8] {
         guard let i = state.current.selected, applications[i].oda == "dda" else { return [0x6D, 0x00] }
-        return Self.tlv([0x80], signDynamic(idn: secureRandomBytes(8), over: c.data, format: 0x05)) + [0x90, 0x00]
+        return Self.tlv([0x80], signDynamic(idn: applications[i].fixedIDN ?? secureRandomBytes(8), over: c.data, format: 0x05)) + [0x90, 0x00]
     }
 }
 
