@@ -10,7 +10,8 @@ public struct CAPublicKey: Sendable, Hashable {
     /// The CA public key index (8F).
     public var index: UInt8
     public var key: EMVPublicKey
-    /// The last day the key is valid, as YYMMDD (the year 20YY).
+    /// The last day the key is valid, as YYMMDD (BCD; 000000 when the source gives none). After
+    /// it, ODA under the key fails: the schemes withdraw expired keys (issue 48).
     public var expiry: [UInt8]
     /// SHA-1 over RID ‖ index ‖ modulus ‖ exponent.
     public var checksum: [UInt8]

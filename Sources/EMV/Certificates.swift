@@ -29,14 +29,33 @@ public struct EMVMonth: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.year = year
         self.month = month
     }
-    /// From a certificate's MMYY (BCD): 20YY.
+    /// From a certificate's MMYY (BCD), the century as `year(yy:)` gives it.
     init?(mmyy: [UInt8]) {
         guard mmyy.count == 2, let m = EMVMonth.bcd(mmyy[0]), let y = EMVMonth.bcd(mmyy[1]), (1...12).contains(m) else { return nil }
-        self.init(year: 2000 + y, month: m)
+        self.init(year: EMVMonth.year(yy: y), month: m)
     }
+    /// A two-digit year's century: 00-49 are 20YY, 50-99 are 19YY (EMV Book 4 §6.7.3, date
+    /// management; openemv/emv-utils `src/emv_date.c` reads certificate dates the same way).
+    /// Issue 48: read as 20YY, a certificate that ran out in 12/99 was valid until 2099.
+    public static func year(yy: Int) -> Int { yy < 50 ? 2000 + yy : 1900 + yy }
     static func bcd(_ b: UInt8) -> Int? { b >> 4 <= 9 && b & 0x0F <= 9 ? Int(b >> 4) * 10 + Int(b & 0x0F) : nil }
     public static func < (a: Self, b: Self) -> Bool { (a.year, a.month) < (b.year, b.month) }
     public var description: String { "\(year)-\(month < 10 ? "0" : "")\(month)" }
+}
+
+/// A day as EMV writes it (YYMMDD in BCD: 9A, a CA key's expiry), compared by year, month, day.
+public struct EMVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    /// nil for anything but a real YYMMDD (a CA key file's 000000, "no date given", among them).
+    public init?(yymmdd: [UInt8]) {
+        guard yymmdd.count == 3, let y = EMVMonth.bcd(yymmdd[0]), let m = EMVMonth.bcd(yymmdd[1]), let d = EMVMonth.bcd(yymmdd[2]),
+              (1...12).contains(m), (1...31).contains(d) else { return nil }
+        (year, month, day) = (EMVMonth.year(yy: y), m, d)
+    }
+    public static func < (a: Self, b: Self) -> Bool { (a.year, a.month, a.day) < (b.year, b.month, b.day) }
+    public var description: String { "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)" }
 }
 
 /// A recovered issuer public key certificate (format 02).
@@ -74,6 +93,9 @@ public enum EMVCertificates {
     /// Recovers X and checks what every recovered message has: its length, header 6A,
     /// trailer BC, the format, SHA-1 (hash algorithm 01).
     static func open(_ signature: [UInt8], key: EMVPublicKey, format: UInt8, what: String) throws(ODAFailure) -> [UInt8] {
+        // Header, format, a SHA-1 and the trailer: a key shorter than that recovers nothing
+        // these checks can index (issue 48: a 16-byte issuer key trapped in SDA).
+        guard key.modulus.count >= 22 else { throw ODAFailure("the key that signs the \(what) is \(key.modulus.count) bytes, too short for any EMV signature") }
         guard signature.count == key.modulus.count else {
             throw ODAFailure("the \(what) is \(signature.count) bytes; the key that signs it is \(key.modulus.count)")
         }
@@ -99,9 +121,9 @@ public enum EMVCertificates {
     /// Recovers the issuer public key from its certificate (90), remainder (92) and exponent
     /// (9F32) with the CA key, checking format 02, SHA-1, RSA and the hash (Book 2 §5.3).
     public static func issuerKey(certificate: [UInt8], remainder: [UInt8], exponent: [UInt8], ca: EMVPublicKey) throws(ODAFailure) -> IssuerCertificate {
+        guard ca.modulus.count >= 36 else { throw ODAFailure("the CA key is \(ca.modulus.count) bytes, too short for an issuer certificate (36 at least)") }
         let x = try open(certificate, key: ca, format: 0x02, what: "issuer public key certificate")
         let n = x.count
-        guard n >= 36 else { throw ODAFailure("the CA key is too short for an issuer certificate") }
         guard x[11] == 0x01, x[12] == 0x01 else {
             throw ODAFailure("the issuer certificate names hash algorithm \(Hex.encode([x[11]])) and key algorithm \(Hex.encode([x[12]])); 01 (SHA-1) and 01 (RSA) are defined")
         }
@@ -129,6 +151,8 @@ public enum EMVCertificates {
     /// Recovers the Data Authentication Code from the Signed Static Application Data (93),
     /// checking format 03 and the hash over the static data (Book 2 §5.4).
     public static func staticDataAuthenticationCode(ssad: [UInt8], issuer: EMVPublicKey, staticData: [UInt8]) throws(ODAFailure) -> [UInt8] {
+        // 6A, 03, the hash algorithm, the DAC, a SHA-1, BC: 26 bytes at least (Book 2 §5.4 Table 7).
+        guard issuer.modulus.count >= 26 else { throw ODAFailure("the issuer key is \(issuer.modulus.count) bytes, too short to sign static data (26 at least)") }
         let x = try open(ssad, key: issuer, format: 0x03, what: "signed static application data")
         guard x[2] == 0x01 else { throw ODAFailure("the signed static data names hash algorithm \(Hex.encode([x[2]])); 01 (SHA-1) is defined") }
         try checkHash(x, over: Array(x[1..<(x.count - 21)]) + staticData, what: "signed static application data")
@@ -139,9 +163,9 @@ public enum EMVCertificates {
     /// (9F47) with the issuer key, checking format 04 and the hash over the static data too
     /// (Book 2 §6.4).
     public static func iccKey(certificate: [UInt8], remainder: [UInt8], exponent: [UInt8], issuer: EMVPublicKey, staticData: [UInt8]) throws(ODAFailure) -> ICCCertificate {
+        guard issuer.modulus.count >= 42 else { throw ODAFailure("the issuer key is \(issuer.modulus.count) bytes, too short for an ICC certificate (42 at least)") }
         let x = try open(certificate, key: issuer, format: 0x04, what: "ICC public key certificate")
         let n = x.count
-        guard n >= 42 else { throw ODAFailure("the issuer key is too short for an ICC certificate") }
         guard x[17] == 0x01, x[18] == 0x01 else {
             throw ODAFailure("the ICC certificate names hash algorithm \(Hex.encode([x[17]])) and key algorithm \(Hex.encode([x[18]])); 01 and 01 are defined")
         }
@@ -155,6 +179,7 @@ public enum EMVCertificates {
     /// over the DDOL data) or 95 (Visa fDDA, the hash over UN, amount, currency and 9F69 as
     /// `terminalData` gives them) (Book 2 §6.5).
     public static func dynamicData(sdad: [UInt8], icc: EMVPublicKey, terminalData: [UInt8], format: UInt8 = 0x05) throws(ODAFailure) -> SignedDynamicData {
+        guard icc.modulus.count >= 25 else { throw ODAFailure("the ICC key is \(icc.modulus.count) bytes, too short to sign dynamic data (25 at least)") }
         let x = try open(sdad, key: icc, format: format, what: "signed dynamic application data")
         guard x[2] == 0x01 else { throw ODAFailure("the signed dynamic data names hash algorithm \(Hex.encode([x[2]])); 01 (SHA-1) is defined") }
         let length = Int(x[3])

@@ -19,39 +19,63 @@ extension PaymentCardReader {
     }
 
     func authenticate(app: PaymentApplication, data: [[UInt8]: [UInt8]], staticData records: [UInt8], gpoSDAD: [UInt8]?, pan: String?) throws -> ODAResult {
+        // The AIP is 2 bytes (Book 3 Annex A). The reader refuses an answer with any other; this
+        // never reads a byte it has not checked is there (issue 48: 82 00 trapped).
         let aip = data[[0x82]] ?? [0, 0]
+        guard aip.count == 2 else { return ODAResult(method: .none, result: .failed, offered: [], reason: "the AIP (82) is \(aip.count) bytes, 2 expected") }
         var offered: [ODAResult.Method] = []
         if gpoSDAD != nil { offered.append(.fdda) }
         if aip[0] & 0x01 != 0 { offered.append(.cda) }
         if aip[0] & 0x20 != 0 { offered.append(.dda) }
-        if aip[0] & 0x40 != 0 && data[[0x93]] != nil { offered.append(.sda) }
+        // What the AIP offers is offered, whether or not the card gives the data for it: SDA
+        // offered without 93 is "ICC data missing" and SDA failed (Book 3 §10.3), not "none".
+        if aip[0] & 0x40 != 0 { offered.append(.sda) }
         let method: ODAResult.Method = offered.contains(.fdda) ? .fdda : offered.contains(.dda) ? .dda : offered.contains(.sda) ? .sda : offered.contains(.cda) ? .cda : .none
         var result = ODAResult(method: method, result: .notOffered, offered: offered)
         guard method != .none else { return result }
         func fail(_ why: String) -> ODAResult { var r = result; r.result = .failed; r.reason = why; return r }
 
-        guard let index = data[[0x8F]]?.first else { return fail("the card offers \(method.rawValue) but gives no CA public key index (8F)") }
-        result.caIndex = index
-        guard let ca = caKeys.key(rid: Array(app.aid.prefix(5)), index: index) else {
+        // ICC data missing (Book 3 §10.3): the objects Book 2 makes mandatory for the method
+        // (§5.1.1 Table 4 for SDA, §6.1.1 Table 12 for DDA, fDDA and CDA), before any key.
+        let needed: [[UInt8]] = method == .sda ? [[0x8F], [0x90], [0x9F, 0x32], [0x93]] : [[0x8F], [0x90], [0x9F, 0x32], [0x9F, 0x46], [0x9F, 0x47]]
+        let missing = needed.filter { data[$0] == nil }
+        guard missing.isEmpty else {
+            return fail("ICC data missing: the card offers \(method.rawValue) but gives no \(missing.map(\.hexString).joined(separator: ", ")) (EMV Book 3 §10.3)")
+        }
+        // The certificates name the card they are for: the issuer's by the PAN's leading digits
+        // (Book 2 §5.3 step 7), the ICC's by the whole PAN (§6.4 step 8). A card that gives no
+        // PAN leaves them compared with nothing.
+        guard let pan else { return fail("the card gives no PAN (5A, 57, 9F6B or 56): its certificates cannot be checked against it") }
+        guard let index = data[[0x8F]], index.count == 1 else { return fail("the CA public key index (8F) is not one byte") }
+        result.caIndex = index[0]
+        let rid = Array(app.aid.prefix(5))
+        guard let ca = caKeys.key(rid: rid, index: index[0]) else {
             result.result = .noCAKey
-            result.reason = "no CA public key \(Array(app.aid.prefix(5)).hexString) index \(Hex.encode([index])) is known (--ca-keys FILE adds keys)"
+            result.reason = "no CA public key \(rid.hexString) index \(index.hexString) is known (--ca-keys FILE adds keys)"
             return result
         }
         result.caKeyIsTest = ca.test
+        // A CA key past its expiry is withdrawn: the schemes require terminals to remove expired
+        // CA keys (within six months of the date EMVCo sets, Forte's and Creditcall's notices of
+        // the schemes' rule), and a terminal without the key fails ODA (Book 2 §5.2, §6.2;
+        // openemv/emv-utils `emv_oda.c` fails SDA and DDA when the key is not found). So a
+        // signature under an expired key is failed here, from the day after its expiry.
+        if let expiry = EMVDate(yymmdd: ca.expiry), let today = EMVDate(yymmdd: terminal.date), expiry < today {
+            return fail("the CA public key \(rid.hexString) index \(index.hexString) expired on \(expiry): the schemes withdraw expired CA keys, so nothing signed under it is proven")
+        }
         // The static data: the signed records, then the AIP if 9F4A asks for it (and nothing else).
         var staticData = records
         if let list = data[[0x9F, 0x4A]] {
             guard list == [0x82] else { return fail("the static data authentication tag list (9F4A) is \(list.hexString); only 82 (the AIP) is allowed") }
             staticData += aip
         }
-        let month = EMVMonth(year: 2000 + (EMVMonth.bcd(terminal.date[0]) ?? 0), month: EMVMonth.bcd(terminal.date[1]) ?? 1)
+        let month = EMVMonth(year: EMVMonth.year(yy: terminal.date.first.flatMap(EMVMonth.bcd) ?? 0), month: terminal.date.dropFirst().first.flatMap(EMVMonth.bcd) ?? 1)
         let issuer: IssuerCertificate
         do {
-            guard let cert = data[[0x90]], let exponent = data[[0x9F, 0x32]] else { return fail("the issuer public key certificate (90) or exponent (9F32) is missing") }
-            issuer = try EMVCertificates.issuerKey(certificate: cert, remainder: data[[0x92]] ?? [], exponent: exponent, ca: ca.key)
+            issuer = try EMVCertificates.issuerKey(certificate: data[[0x90]]!, remainder: data[[0x92]] ?? [], exponent: data[[0x9F, 0x32]]!, ca: ca.key)
         } catch { return fail(error.message) }
         if issuer.expiry < month { return fail("the issuer certificate expired in \(issuer.expiry)") }
-        if let pan, !EMVCertificates.issuerIdentifier(issuer.issuerIdentifier, matches: pan) {
+        if !EMVCertificates.issuerIdentifier(issuer.issuerIdentifier, matches: pan) {
             return fail("the issuer certificate is for issuer \(EMVCertificates.digits(issuer.issuerIdentifier)), not this card's PAN")
         }
         if method == .sda {
@@ -63,11 +87,10 @@ extension PaymentCardReader {
         }
         let icc: ICCCertificate
         do {
-            guard let cert = data[[0x9F, 0x46]], let exponent = data[[0x9F, 0x47]] else { return fail("the ICC public key certificate (9F46) or exponent (9F47) is missing") }
-            icc = try EMVCertificates.iccKey(certificate: cert, remainder: data[[0x9F, 0x48]] ?? [], exponent: exponent, issuer: issuer.key, staticData: staticData)
+            icc = try EMVCertificates.iccKey(certificate: data[[0x9F, 0x46]]!, remainder: data[[0x9F, 0x48]] ?? [], exponent: data[[0x9F, 0x47]]!, issuer: issuer.key, staticData: staticData)
         } catch { return fail(error.message) }
         if icc.expiry < month { return fail("the ICC certificate expired in \(icc.expiry)") }
-        if let pan, EMVCertificates.digits(icc.pan) != pan { return fail("the ICC certificate is for another PAN") }
+        if EMVCertificates.digits(icc.pan) != pan { return fail("the ICC certificate is for another PAN") }
         switch method {
         case .cda:
             result.result = .notVerified
@@ -85,6 +108,14 @@ extension PaymentCardReader {
             // DDA: INTERNAL AUTHENTICATE with the DDOL (default 9F37 04).
             let ddol: DataObjectList
             do throws(EMVFormatError) { ddol = try DataObjectList(parsing: data[[0x9F, 0x49]] ?? [0x9F, 0x37, 0x04]) } catch { return fail("the DDOL (9F49): \(error.message)") }
+            // Book 2 §6.5.1: the DDOL holds the terminal's Unpredictable Number (9F37), or DDA has
+            // failed (openemv/emv-utils `emv_oda.c` fails it the same way). Without a fresh 4-byte
+            // number of ours in what the card signs, one recorded answer passes every time
+            // (issue 48: a DDOL of 9F1A 02 signed the country code alone). INTERNAL AUTHENTICATE is
+            // not sent for such a DDOL.
+            guard ddol.entries.contains(where: { $0.tag == [0x9F, 0x37] && $0.length >= 4 }) else {
+                return fail("the DDOL (9F49) \(data[[0x9F, 0x49]]?.hexString ?? "") does not ask for our unpredictable number (9F37, 4 bytes): the card would sign nothing fresh (EMV Book 2 §6.5.1)")
+            }
             let ddolData = ddol.build(terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]]))
             let r = try send(CommandAPDU(cla: 0x00, ins: 0x88, p1: 0, p2: 0, data: ddolData, ne: 256))
             guard r.statusWord == .success else { return fail("the card refused INTERNAL AUTHENTICATE: \(r.statusWord) (\(r.statusWord.meaning.text))") }

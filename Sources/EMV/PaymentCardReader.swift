@@ -83,7 +83,9 @@ public struct ODAResult: Sendable, Hashable {
 /// Everything a read found.
 public struct PaymentCardRead: Sendable {
     public var application: PaymentApplication
-    /// Each tag's first value, from the FCI, GPO, records and GET DATA.
+    /// Each tag's value, from the FCI, GPO, records and GET DATA: the one in a signed record when
+    /// a signed record gives the tag, else the GPO answer's, else the first (`conflicts` names a
+    /// tag given with different values).
     public var data: [[UInt8]: [UInt8]]
     public var pan: String?
     public var expiry: EMVMonth?
@@ -98,6 +100,12 @@ public struct PaymentCardRead: Sendable {
     public var unreadableRecords: [String] = []
     /// Where the card strayed from EMV and the read went on (a GPO answer in a 70 template).
     public var notes: [String] = []
+    /// Whether offline data authentication verified the PAN shown: it is in the signed records
+    /// (SDA), or it is the PAN the verified ICC certificate names (DDA, fDDA).
+    public var panProven = false
+    /// Tags the card gave with different values, and where: "5A (Application PAN): SFI 4
+    /// record 1, SFI 1 record 2". Any of them fails a verdict that would otherwise pass.
+    public var conflicts: [String] = []
 }
 
 /// Reads payment cards over any `CardChannel`, changing nothing on them.
@@ -151,15 +159,15 @@ public final class PaymentCardReader {
         }
         var app = chosen.0
         let selected = chosen.1
-        var data: [[UInt8]: [UInt8]] = [:]
-        /// Every primitive object of an answer, the first value of a tag kept.
-        func keep(_ answer: [UInt8], _ objects: [EMVDataObject]) {
-            for o in objects where !o.constructed {
-                let tag = o.tagBytes
-                if data[tag] == nil { data[tag] = Array(answer[o.value]) }
-            }
+        // Every value the card gives, where, and whether it is signed; `data` is the value shown
+        // (issue 48: the first value was kept, so an unsigned record read before the signed one
+        // put its PAN beside "verified").
+        var sightings = EMVDataSightings()
+        var data: [[UInt8]: [UInt8]] { sightings.values }
+        func keep(_ answer: [UInt8], _ objects: [EMVDataObject], from source: String, rank: EMVDataSightings.Rank) {
+            for o in objects where !o.constructed { sightings.add(o.tagBytes, Array(answer[o.value]), from: source, rank: rank) }
         }
-        keep(selected.data, try objects(selected.data, what: "the FCI"))
+        keep(selected.data, try objects(selected.data, what: "the FCI"), from: "the FCI", rank: .unsigned)
         let named = application(aid: data[[0x84]] ?? app.aid, source: app.source) { data[$0] }
         app.label = app.label ?? named.label
         app.preferredName = app.preferredName ?? named.preferredName
@@ -188,20 +196,27 @@ public final class PaymentCardReader {
         var notes: [String] = []
         if let f1 = gpoObjects.first(where: { $0.tag == [0x80] }) {
             guard f1.value.count >= 2 else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 80) has no AIP") }
-            data[[0x82]] = Array(f1.value.prefix(2))
-            if f1.value.count > 2 { data[[0x94]] = Array(f1.value.dropFirst(2)) }
+            sightings.add([0x82], Array(f1.value.prefix(2)), from: "the GPO answer", rank: .gpo)
+            if f1.value.count > 2 { sightings.add([0x94], Array(f1.value.dropFirst(2)), from: "the GPO answer", rank: .gpo) }
         } else if let f2 = gpoObjects.first(where: { $0.tag == [0x77] }), let children = f2.children {
-            for o in EMVRecordSet.flatten(children) where o.children == nil { data[o.tag] = o.value }
+            for o in EMVRecordSet.flatten(children) where o.children == nil { sightings.add(o.tag, o.value, from: "the GPO answer", rank: .gpo) }
             gpoSDAD = children.first { $0.tag == [0x9F, 0x4B] }?.value
-            guard data[[0x82]] != nil else { throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 77) has no AIP (82)") }
+            // Its own AIP: one in the FCI is not the answer's (issue 48).
+            guard EMVRecordSet.flatten(children).contains(where: { $0.tag == [0x82] }) else {
+                throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer (format 77) has no AIP (82)")
+            }
         } else if let record = gpoObjects.first(where: { $0.tag == [0x70] }), let children = record.children {
             // Seen on real Interac cards: the answer is a record template. Its data is read as
             // it is (reads liberal); without an AIP nothing is offered for ODA.
-            for o in EMVRecordSet.flatten(children) where o.children == nil { data[o.tag] = o.value }
+            for o in EMVRecordSet.flatten(children) where o.children == nil { sightings.add(o.tag, o.value, from: "the GPO answer", rank: .gpo) }
             notes.append("the GET PROCESSING OPTIONS answer is a 70 template, not format 80 or 77: its data was read as it is")
             if data[[0x82]] == nil { notes.append("no AIP (82): no offline data authentication is offered") }
         } else {
             throw PaymentCardError(.malformed, "the GET PROCESSING OPTIONS answer is neither format 80 nor 77: \(gpo.data.prefix(4).hexString)…")
+        }
+        // The AIP is 2 bytes (Book 3 Annex A), wherever it came from (issue 48: 82 00 trapped).
+        if let aip = data[[0x82]], aip.count != 2 {
+            throw PaymentCardError(.malformed, "the AIP (82) is \(aip.count) bytes (\(aip.hexString)); EMV's is 2")
         }
         let afl: ApplicationFileLocator?
         if let raw = data[[0x94]] {
@@ -237,7 +252,7 @@ public final class PaymentCardReader {
             } else if signed {
                 staticData += r.data
             }
-            keep(r.data, objects)
+            keep(r.data, objects, from: "SFI \(sfi) record \(record)", rank: signed ? .signed : .unsigned)
         }
 
         // Counters and the log format; 6A88 (not available) is not an error.
@@ -246,18 +261,25 @@ public final class PaymentCardReader {
             let r = try send(CommandAPDU(cla: 0x80, ins: 0xCA, p1: tag[0], p2: tag[1], ne: 256))
             guard r.statusWord == .success, let o = (try? BERTLV.decode(r.data))?.first(where: { $0.tag == tag }) else { continue }
             getData[tag] = o.value
-            if data[tag] == nil { data[tag] = o.value }
+            sightings.add(tag, o.value, from: "GET DATA", rank: .unsigned)
         }
 
         let log = try readLog(data: data)
         // The PAN from 5A, else track 2 (57, or Mastercard's 9F6B), else track 1 (56); the expiry
         // from 5F24, else the tracks.
         // 9F6B is track 2 on Mastercard-style kernels, Visa's Card CVM Limit (6 bytes) on Visa's.
-        let track2 = data[[0x57]] ?? data[[0x9F, 0x6B]].flatMap { v in app.kernel != .visa && v.count > 6 && Self.track2PAN(v).count >= 12 ? v : nil }
-        let pan = data[[0x5A]].map { EMVCertificates.digits($0) } ?? track2.map(Self.track2PAN) ?? data[[0x56]].flatMap(Self.track1PAN)
+        let mastercardTrack2 = data[[0x9F, 0x6B]].flatMap { v in app.kernel != .visa && v.count > 6 && Self.track2PAN(v).count >= 12 ? v : nil }
+        let track2 = data[[0x57]] ?? mastercardTrack2
+        let panSources: [(tag: [UInt8], pan: String?)] = [([0x5A], data[[0x5A]].map { EMVCertificates.digits($0) }), ([0x57], data[[0x57]].map(Self.track2PAN)),
+                                                          ([0x9F, 0x6B], mastercardTrack2.map(Self.track2PAN)), ([0x56], data[[0x56]].flatMap(Self.track1PAN))]
+        let pan = panSources.lazy.compactMap(\.pan).first
+        var conflicts = sightings.conflicts.map { c in "\(c.tag.hexString) (\(EMVTags.name(c.tag, kernel: app.kernel))): \(c.sources.joined(separator: ", "))" }
+        // One card, one PAN: 5A and the tracks must agree, or what is shown is only one of them.
+        let pans = panSources.filter { $0.pan != nil }
+        if Set(pans.map(\.pan)).count > 1 { conflicts.append("the PAN: \(pans.map(\.tag.hexString).joined(separator: ", ")) give different PANs") }
         var expiry: EMVMonth?
         if let e = data[[0x5F, 0x24]], e.count == 3, let y = EMVMonth.bcd(e[0]), let m = EMVMonth.bcd(e[1]), (1...12).contains(m) {
-            expiry = EMVMonth(year: 2000 + y, month: m)
+            expiry = EMVMonth(year: EMVMonth.year(yy: y), month: m)
         }
         expiry = expiry ?? track2.flatMap(Self.track2Expiry) ?? data[[0x56]].flatMap(Self.track1Expiry)
         var oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan)
@@ -265,10 +287,18 @@ public final class PaymentCardReader {
             oda.result = .failed
             oda.reason = "the card did not give the signed record\(signedMissing.count == 1 ? "" : "s") \(signedMissing.joined(separator: ", ")) that \(oda.method.rawValue) covers"
         }
+        // A tag given twice with different values: the signature covers one of them at most, and
+        // the output could show the other. No verdict stands beside it (issue 48).
+        if !conflicts.isEmpty, oda.result == .verified || oda.result == .notVerified {
+            oda.result = .failed
+            oda.reason = "the card gives different values for \(conflicts.joined(separator: "; ")): what it shows is not only what it signed"
+        }
+        let panProven = oda.result == .verified && (oda.method == .dda || oda.method == .fdda
+                                                   || panSources.contains { $0.pan != nil && $0.pan == pan && sightings.signedTags.contains($0.tag) })
         func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
         return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
                                lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records,
-                               unreadableRecords: unreadable, notes: notes)
+                               unreadableRecords: unreadable, notes: notes, panProven: panProven, conflicts: conflicts)
     }
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {
@@ -294,7 +324,9 @@ public final class PaymentCardReader {
             var map: [[UInt8]: [UInt8]] = [:]
             for f in fields { map[f.tag] = f.value }
             func bcd(_ v: [UInt8]?) -> String? { v.map { $0.map { String($0 >> 4, radix: 16) + String($0 & 0x0F, radix: 16) }.joined() } }
-            let date = map[[0x9A]].flatMap { d -> String? in d.count == 3 ? "20\(bcd([d[0]])!)-\(bcd([d[1]])!)-\(bcd([d[2]])!)" : nil }
+            let date = map[[0x9A]].flatMap { d -> String? in
+                d.count == 3 ? "\(EMVMonth.bcd(d[0]).map { EMVMonth.year(yy: $0) } ?? 0)-\(bcd([d[1]])!)-\(bcd([d[2]])!)" : nil
+            }
             let amount = bcd(map[[0x9F, 0x02]]).flatMap { Int($0) }
             out.append(PaymentLogEntry(amount: amount, currency: bcd(map[[0x5F, 0x2A]]), date: date, type: map[[0x9C]]?.first,
                                        country: bcd(map[[0x9F, 0x1A]]), atc: map[[0x9F, 0x36]].map { $0.reduce(0) { $0 << 8 | Int($1) } }, fields: map))
@@ -319,14 +351,14 @@ public final class PaymentCardReader {
     static func track1Expiry(_ t1: [UInt8]) -> EMVMonth? {
         let parts = String(decoding: t1, as: UTF8.self).split(separator: "^", omittingEmptySubsequences: false)
         guard parts.count >= 3, parts[2].count >= 4, let yy = Int(parts[2].prefix(2)), let mm = Int(parts[2].dropFirst(2).prefix(2)), (1...12).contains(mm) else { return nil }
-        return EMVMonth(year: 2000 + yy, month: mm)
+        return EMVMonth(year: EMVMonth.year(yy: yy), month: mm)
     }
 
     static func track2Expiry(_ t2: [UInt8]) -> EMVMonth? {
         let digits = t2.flatMap { [Int($0 >> 4), Int($0 & 0x0F)] }
         guard let sep = digits.firstIndex(of: 0x0D), digits.count >= sep + 5 else { return nil }
         let y = digits[sep + 1] * 10 + digits[sep + 2], m = digits[sep + 3] * 10 + digits[sep + 4]
-        return (1...12).contains(m) ? EMVMonth(year: 2000 + y, month: m) : nil
+        return (1...12).contains(m) ? EMVMonth(year: EMVMonth.year(yy: y), month: m) : nil
     }
 }
 

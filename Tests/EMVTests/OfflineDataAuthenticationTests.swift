@@ -66,6 +66,16 @@ struct OfflineDataAuthenticationTests {
         #expect(throws: ODAFailure.self) { try EMVCertificates.dynamicData(sdad: [UInt8](repeating: 0xFF, count: 112), icc: Self.icc.publicKey, terminalData: []) }
     }
 
+    @Test("certificate dates: YY 00-49 is 20YY, 50-99 is 19YY (Book 4 §6.7.3), so a certificate that ran out in 12/99 is expired, not valid until 2099")
+    func centuries() throws {
+        #expect(EMVMonth(mmyy: [0x12, 0x99]) == EMVMonth(year: 1999, month: 12))
+        #expect(EMVMonth(mmyy: [0x01, 0x50]) == EMVMonth(year: 1950, month: 1))
+        #expect(EMVMonth(mmyy: [0x12, 0x49]) == EMVMonth(year: 2049, month: 12))
+        let (cert, remainder) = TestSigner.issuerCertificate(Self.issuer, ca: Self.ca, expiry: [0x12, 0x99])
+        let issuer = try EMVCertificates.issuerKey(certificate: cert, remainder: remainder, exponent: [0x03], ca: Self.ca.publicKey)
+        #expect(issuer.expiry < EMVMonth(year: 2026, month: 12), "\(issuer.expiry)")
+    }
+
     @Test("CA keys: checksums checked on load, proxmark3's capk.txt lines parsed (CRLF, BOM, comments), a wrong checksum refused naming the line")
     func caKeys() throws {
         let rid: [UInt8] = [0xA0, 0x00, 0x00, 0x00, 0x03]

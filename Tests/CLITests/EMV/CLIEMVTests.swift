@@ -106,6 +106,53 @@ struct CLIEMVTests {
         }
     }
 
+    @Test("hostile cards (issue 48): each is failed or refused with a documented exit code and one line, never a trap, never verified",
+          arguments: PaymentCardModel.Hostile.allCases)
+    func hostileCards(_ hostile: PaymentCardModel.Hostile) async throws {
+        let expected: (code: Int32, says: String) = switch hostile {
+        case .ddolWithoutUnpredictableNumber: (65, "9F37")
+        case .sdaWithoutSignedData: (65, "93")
+        case .ddaWithoutPAN, .fddaWithoutPAN: (65, "no PAN")
+        case .unsignedRecordFirst: (65, "5A")
+        case .emptyAIPInGPO, .emptyAIPInFCI: (74, "AIP")
+        case .shortIssuerKey: (65, "issuer key")
+        }
+        let card = PaymentCardModel(hostile: hostile)
+        let ca = try Self.caFile()
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["emv", "read", "--json", "--show-pan", "-r", inserted.reader, "--ca-keys", ca])
+            #expect(r.status == expected.code && r.stderr.split(separator: "\n").count == 1 && r.stderr.contains(expected.says),
+                    "\(hostile): \(r.status) \(r.stderr)")
+            #expect(!r.stdout.contains("\"result\":\"verified\""), "\(hostile): \(r.stdout)")
+            switch hostile {
+            case .ddolWithoutUnpredictableNumber:
+                #expect(!card.receivedInstructions.contains(0x88), "INTERNAL AUTHENTICATE sent without our unpredictable number")
+            case .unsignedRecordFirst:
+                // What is shown is what was signed: the card's own PAN, name and expiry.
+                let doc = try #require(try r.json() as? [String: Any])
+                #expect(doc["pan"] as? String == card.pan && doc["cardholderName"] as? String == PaymentCardModel.cardholderName
+                        && doc["expiry"] as? String == "2049-12", "\(r.stdout)")
+                #expect(!r.stdout.contains(PaymentCardModel.unsignedPAN) && !r.stdout.contains(PaymentCardModel.unsignedName))
+                let text = try runAPDU(["emv", "read", "-r", inserted.reader, "--ca-keys", ca])
+                #expect(text.status == 65 && text.stdout.contains("FAILED") && !text.stdout.contains("verified"), "\(text.stdout)")
+            default: break
+            }
+        }
+    }
+
+    @Test("an expired CA key (issue 48): the signature under it is not verified, exit 65, the key's expiry named")
+    func expiredCAKey() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("emv-expired-\(UUID()).txt").path
+        try PaymentCardModel.caKeyFile(expiry: "091231").write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await withInsertedCard(PaymentCardModel(.amex)) { inserted in
+            let r = try runAPDU(["emv", "read", "-r", inserted.reader, "--ca-keys", path])
+            #expect(r.status == 65 && r.stderr.contains("expired") && r.stderr.contains("2009-12-31") && r.stderr.split(separator: "\n").count == 1,
+                    "\(r.status) \(r.stderr)")
+        }
+    }
+
     /// A card whose answers are rewritten, for hostile input.
     final class Hostile: EmulatedCard, @unchecked Sendable {
         let card = PaymentCardModel(.mastercard)

@@ -21,8 +21,10 @@ extension APDUCommand {
                 certificate not at all, unless --show-pan; traces and recordings show the answers that hold them as **. \
                 Exit codes: 0 read (offline data authentication verified, not offered, or no CA key for the card); \
                 1 the card refused (no payment application, GET PROCESSING OPTIONS refused); 65 offline data \
-                authentication failed; 69 no reader or card; 74 the card was removed, the exchange failed or the card's \
-                answers do not parse; 64 usage. See docs/emv.md.
+                authentication failed (a certificate or signature, data missing for a method the AIP offers, no PAN, \
+                a DDOL without our unpredictable number, an expired CA key, a tag given twice with different values); \
+                69 no reader or card; 74 the card was removed, the exchange failed or the card's answers do not parse \
+                (an AIP that is not 2 bytes among them); 64 usage. See docs/emv.md.
                 """,
             subcommands: [EMVInfo.self, EMVRead.self])
     }

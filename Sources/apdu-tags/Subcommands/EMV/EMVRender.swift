@@ -15,9 +15,9 @@ struct EMVRender {
         let oda = read.oda
         var m: [(String, JSON)] = [
             ("aid", .hex(read.application.aid)), ("label", .optional(read.application.label)), ("preferredName", .optional(read.application.preferredName)),
-            ("kernel", .optional(kernel?.rawValue)), ("pan", .optional(pan)), ("panMasked", .bool(!showPAN)),
+            ("kernel", .optional(kernel?.rawValue)), ("pan", .optional(pan)), ("panMasked", .bool(!showPAN)), ("panProven", .bool(read.panProven)),
             ("expiry", .optional(read.expiry?.description)), ("atc", read.atc.map(JSON.int) ?? .null),
-            ("lastOnlineAtc", read.lastOnlineATC.map(JSON.int) ?? .null), ("unreadableRecords", .array(read.unreadableRecords.map(JSON.string))), ("notes", .array(read.notes.map(JSON.string))), ("pinTriesLeft", read.pinTriesLeft.map(JSON.int) ?? .null),
+            ("lastOnlineAtc", read.lastOnlineATC.map(JSON.int) ?? .null), ("unreadableRecords", .array(read.unreadableRecords.map(JSON.string))), ("notes", .array(read.notes.map(JSON.string))), ("conflicts", .array(read.conflicts.map(JSON.string))), ("pinTriesLeft", read.pinTriesLeft.map(JSON.int) ?? .null),
             ("log", .array(read.log.map { e in
                 .object([("amount", e.amount.map(JSON.int) ?? .null), ("currency", .optional(e.currency)), ("date", .optional(e.date)),
                          ("type", e.type.map { .hex([$0]) } ?? .null), ("country", .optional(e.country)), ("atc", e.atc.map(JSON.int) ?? .null)])
@@ -45,7 +45,8 @@ struct EMVRender {
         var out: [String] = []
         let app = read.application
         out.append("  application \(app.aid.hexString)  \(Terminal.safe(app.label ?? ""))" + (kernel.map { ", kernel \($0)" } ?? ""))
-        out.append("  PAN         \(pan ?? "(none)")" + (showPAN ? "" : "  (masked; --show-pan shows it)"))
+        out.append("  PAN         \(pan ?? "(none)")" + (showPAN ? "" : "  (masked; --show-pan shows it)")
+                   + (read.oda.result == .verified && !read.panProven ? "  (not covered by the verified signature)" : ""))
         if showPAN, let name = read.data[[0x5F, 0x20]] { out.append("  name        \(Terminal.safe(EMVText.printable(name)))") }
         out.append("  expiry      \(read.expiry?.description ?? "(none)")")
         out.append("  ATC         \(read.atc.map(String.init) ?? "-"), last online \(read.lastOnlineATC.map(String.init) ?? "-"), PIN tries left \(read.pinTriesLeft.map(String.init) ?? "-")")
@@ -60,6 +61,7 @@ struct EMVRender {
         }
         out.append("  offline data authentication: \(verdict)")
         for note in read.notes { out.append("  note: \(note)") }
+        for conflict in read.conflicts { out.append("  conflict: \(Terminal.safe(conflict))") }
         if !read.unreadableRecords.isEmpty { out.append("  records the AFL names but the card did not give: \(read.unreadableRecords.joined(separator: ", "))") }
         if !read.log.isEmpty {
             out.append("  log (\(read.log.count) entries):")
