@@ -12,11 +12,14 @@ extension APDUCommand {
             commandName: "convert",
             abstract: "Write a session of a pcsc-spy, pcscd --debug --apdu or apdu --record log as an apdu --record recording.",
             discussion: """
-                --redact masks what looks secret, by the rules traces redact by: a PIN (VERIFY, CHANGE REFERENCE DATA, RESET \
-                RETRY COUNTER), a reader key (LOAD KEYS), a tag password (PWD_AUTH), authentication cryptograms (EXTERNAL/MUTUAL \
-                AUTHENTICATE, DESFire's), PACE's encrypted nonce, and a response's PAN, track data and cardholder name. A masked \
-                command byte (**) matches any byte when replayed; a masked response byte replays as 00. The list goes to \
-                standard error. Without --redact the session is written as the log has it.
+                --redact masks what looks secret, by the one table traces and --record redact by: a PIN (VERIFY, CHANGE \
+                REFERENCE DATA, DISABLE/ENABLE VERIFICATION REQUIREMENT, RESET RETRY COUNTER), keys (LOAD KEYS, a MIFARE key or \
+                tag password inside a reader frame, MIFARE Plus WritePerso, OpenPGP key import, PIV's management key), \
+                authentication cryptograms and their answers (BAC's, PACE's nonce, DESFire's, MIFARE Plus's, native or \
+                wrapped), and a response's PAN, track data and cardholder name (5F20, 9F0B), even in a template whose length is \
+                wrong. A masked command byte (**) matches any byte when replayed; a masked response byte replays as 00. The list \
+                goes to standard error. Without --redact the session is written as the log has it. -o writes a new file with \
+                mode 0600, narrows an existing one to 0600, and refuses a symlink (exit 77).
                 """)
 
         @Argument(help: ArgumentHelp("The log.", valueName: "log"))
@@ -28,7 +31,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Which connection of the log, counting from 1.", valueName: "n"))
         var session = 1
 
-        @Option(name: [.short, .long], help: ArgumentHelp("Write here (mode 0600) instead of standard output.", valueName: "file"))
+        @Option(name: [.short, .long], help: ArgumentHelp("Write here (mode 0600, never through a symlink) instead of standard output.", valueName: "file"))
         var output: String?
 
         func validate() throws {
