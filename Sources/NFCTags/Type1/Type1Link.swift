@@ -65,6 +65,12 @@ public final class Type1Link {
     public private(set) var framesSent = 0
     /// The ACS direct transmit through the reader's PN532 (its Le form learned there).
     let commands: TagCommandChannel?
+    /// SCM: whether this reader wants an Le on the writes. The SCL3711 reference manual §6.4.1
+    /// gives them without one, and a reader that follows it answers `67 00` to one with an Le;
+    /// a reader that wants the other form refuses the manual's the same way, before anything
+    /// reaches the tag. The first refusal teaches the form for the rest of the connection.
+    private(set) var scmWritesWithLe = false
+    private var scmWriteFormLearned = false
 
     init(transport: APDUTransport, form: Type1ReaderForm, readerName: String, header: Type1HeaderROM, commands: TagCommandChannel?) {
         self.transport = transport
@@ -197,10 +203,18 @@ public final class Type1Link {
         switch command {
         case .rid, .rall: apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: 0, ne: 256)
         case let .read(a), let .readSegment(a), let .read8(a): apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: a, ne: 256)
-        case let .writeErase(a, d), let .writeNoErase(a, d): apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: a, data: [d], ne: 256)
-        case let .writeErase8(b, d), let .writeNoErase8(b, d): apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: b, data: d, ne: 256)
+        case let .writeErase(a, d), let .writeNoErase(a, d): apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: a, data: [d], ne: scmWritesWithLe ? 256 : nil)
+        case let .writeErase8(b, d), let .writeNoErase8(b, d): apdu = CommandAPDU(cla: 0xFF, ins: ins, p1: 0, p2: b, data: d, ne: scmWritesWithLe ? 256 : nil)
         }
-        return try storageAnswer(command, transport.send(apdu))
+        let r = try transport.send(apdu)
+        if command.writes, !scmWriteFormLearned, r.statusWord.rawValue == 0x6700 {
+            // Wrong length from the reader: the tag saw nothing; the other form, once.
+            scmWriteFormLearned = true
+            scmWritesWithLe.toggle()
+            return try viaSCM(command)
+        }
+        if command.writes, r.statusWord == .success { scmWriteFormLearned = true }
+        return try storageAnswer(command, r)
     }
 
     private func viaBinary(_ command: Type1Command) throws -> [UInt8] {

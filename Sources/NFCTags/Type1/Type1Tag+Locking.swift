@@ -3,12 +3,40 @@
 import ISO7816
 
 extension Type1Tag {
-    /// The dynamic lock area: the lock control TLV's, else the Topaz 512's own (LOCK2-LOCK7 at
-    /// 7A-7F, a bit per block from 10); none on static memory.
+    /// The Topaz 512's own dynamic lock bytes (BCM20203T512: LOCK2-LOCK7 at 7A-7F, a bit per
+    /// block from 10).
+    static let topaz512LockArea = (position: 0x7A, bits: 48, bytesPerBit: 8)
+
+    /// The dynamic lock area: on a chip HR0/HR1 prove, the chip's own (issue 48: a TLV does not
+    /// move the lock bytes the silicon has); else the lock control TLV's; none on static memory.
     var dynamicLockArea: (position: Int, bits: Int, bytesPerBit: Int)? {
+        if chip == .topaz512 { return Self.topaz512LockArea }
         if let a = tlv.lockAreas.first { return (a.position, a.bits, a.bytesLockedPerBit) }
-        if chip == .topaz512 { return (0x7A, 48, 8) }
         return nil
+    }
+
+    /// Every lock byte a lock would write is checked before the first write: a proven chip's
+    /// lock control TLV must name the chip's own lock bytes, and no TLV may put them in block 0,
+    /// the CC, reserved block D, the static lock block E, or past the memory.
+    func checkLockAreas() throws {
+        for area in tlv.lockAreas {
+            let bytes = area.position..<(area.position + (area.bits + 7) / 8)
+            let named = "the lock control TLV puts \(area.bits) dynamic lock bits (\(area.bytesLockedPerBit) bytes a bit) at bytes \(Hex.encode([UInt8(bytes.lowerBound & 0xFF)]))-\(Hex.encode([UInt8((bytes.upperBound - 1) & 0xFF)]))"
+            if chip == .topaz512 {
+                let own = Self.topaz512LockArea
+                guard area.position == own.position, area.bits == own.bits, area.bytesLockedPerBit == own.bytesPerBit else {
+                    throw TagError(.unsafe, "\(named), but a Topaz 512 (HR \(header.bytes.hexString)) has its lock bytes at 7A-7F (48 bits, 8 bytes a bit): the TLV is not this chip's; nothing was written")
+                }
+            }
+            let forbidden: [(Range<Int>, String)] = [(0..<0x0C, "block 0 (the UID) or the CC"), (0x68..<0x70, "block D, which is reserved"),
+                                                     (0x70..<0x78, "block E (LOCK0, LOCK1 and the OTP bytes)")]
+            if let (_, words) = forbidden.first(where: { $0.0.overlaps(bytes) }) {
+                throw TagError(.unsafe, "\(named), in \(words): no lock bit goes there; nothing was written")
+            }
+            guard bytes.upperBound <= min(memorySize, physicalSize) else {
+                throw TagError(.unsafe, "\(named), past the tag's \(min(memorySize, physicalSize)) bytes; nothing was written")
+            }
+        }
     }
 
     public func readLockState() throws -> Type1LockState {
@@ -52,6 +80,7 @@ extension Type1Tag {
     public func makeReadOnly() throws -> LockReport {
         try checkLayoutKnown()
         guard capabilityContainer.valid else { throw TagError(.notNDEF, Type1CapabilityContainer.invalidMessage) }
+        try checkLockAreas()
         guard link.form.carries(.writeNoErase(address: 0x70, byte: 0xFF)) else {
             throw TagCommandError(.noRawPath, "\(link.form.refusal(.writeNoErase(address: 0x70, byte: 0xFF))): lock bits are set only with WRITE-NE; nothing was written")
         }
@@ -105,12 +134,27 @@ extension Type1Tag {
             try ensureRead(8..<12)
             capabilityContainer = try Type1CapabilityContainer(bytes: Array(image[8..<12]))
             let after = try readLockState()
-            // A locked block is barred: the tag skips the write and does not answer.
+            // A locked block is barred: the tag skips the write and does not answer. Each lock is
+            // probed on a block it locks (issue 48): block 1 for LOCK0, the first block past F
+            // for the dynamic bits, each rewritten with its own bytes.
             var refused = false
             do {
                 let answer = try link.send(.writeErase(address: 0x0C, byte: image[0x0C]))
                 refused = answer[1] != image[0x0C]
             } catch let e as TagError where e.kind == .writeFailed { refused = true }
+            if refused, after.dynamicBits > 0, !header.staticMemory, memorySize > 0x80 {
+                let block = 0x10
+                if link.form.carries(.writeErase8(block: UInt8(block), bytes: [])) {
+                    try ensureRead((block * 8)..<(block * 8 + 8))
+                    let own = Array(image[(block * 8)..<(block * 8 + 8)])
+                    do {
+                        let answer = try link.send(.writeErase8(block: UInt8(block), bytes: own))
+                        refused = Array(answer[1...]) != own
+                    } catch let e as TagError where e.kind == .writeFailed { refused = true }
+                } else {
+                    refused = false
+                }
+            }
             return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
         } catch {
             throw LockInterrupted(done: done, underlying: error, step: "check the lock")

@@ -28,6 +28,11 @@ public final class Type1Reader: EmulatedCard, @unchecked Sendable {
         public var acsRefusesLe = false
         /// READ BINARY form: answers carry the data alone (no address byte, no HR on RALL's data).
         public var dataOnly = false
+        /// SCM form: the writes (`FF 56`, `FF 58`, `FF 5E`, `FF 60`) go without an Le, as the
+        /// SCL3711 reference manual §6.4.1 gives them, and one with an Le is refused with `67 00`
+        /// before anything reaches the tag; `false`: a reader that wants the Le and refuses the
+        /// manual's form the same way.
+        public var scmWritesWithoutLe = true
 
         public init(_ form: Form) { self.form = form }
 
@@ -35,6 +40,7 @@ public final class Type1Reader: EmulatedCard, @unchecked Sendable {
             var parts = [form.rawValue, "unsupported \(unsupported.hexString)"]
             if form == .acs { parts.append(acsRefusesLe ? "Le refused" : "Le accepted") }
             if form == .binary { parts.append(dataOnly ? "data only" : "the tag's answer as it is") }
+            if form == .scm { parts.append(scmWritesWithoutLe ? "writes without Le" : "writes with Le") }
             return parts.joined(separator: ", ")
         }
 
@@ -48,6 +54,7 @@ public final class Type1Reader: EmulatedCard, @unchecked Sendable {
                     m.unsupported = unsupported[(f + i) % unsupported.count]
                     m.acsRefusesLe = form == .acs && i == 1
                     m.dataOnly = form == .binary && i == 1
+                    m.scmWritesWithoutLe = !(form == .scm && i == 1)
                     out.append(m)
                 }
             }
@@ -135,7 +142,8 @@ public final class Type1Reader: EmulatedCard, @unchecked Sendable {
         if writes.contains(code) {
             guard apdu.count >= 5 else { return [0x67, 0x00] }
             let lc = Int(apdu[4])
-            guard lc == ([0x54, 0x1B].contains(code) ? 8 : 1), apdu.count >= 5 + lc else { return [0x67, 0x00] }
+            guard lc == ([0x54, 0x1B].contains(code) ? 8 : 1), apdu.count == 5 + lc || apdu.count == 6 + lc else { return [0x67, 0x00] }
+            guard (apdu.count == 5 + lc) == model.scmWritesWithoutLe else { return [0x67, 0x00] }
             data = Array(apdu[5..<(5 + lc)])
         }
         guard let answer = tag.execute(code: code, address: apdu[3], data: data) else { return [0x64, 0x01] }
