@@ -25,6 +25,8 @@ let package = Package(
         // Passports and ID cards over any APDU channel, without the reader stack.
         .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "EMV", targets: ["EMV"]),
+        // GlobalPlatform card management (SCP02, SCP03, the registry, CAP files) over any channel.
+        .library(name: "GlobalPlatform", targets: ["GlobalPlatform"]),
         .library(name: "SUNStore", targets: ["SUNStore"]),
     ],
     dependencies: [
@@ -63,6 +65,9 @@ let package = Package(
         // Payment cards (EMV), read-only: the data dictionary, DOLs, the AFL, offline data
         // authentication and the CA keys; pure, over any CardChannel.
         .target(name: "EMV", dependencies: ["ISO7816", "CardCrypto", "COpenSSL"]),
+        // GlobalPlatform card management: SCP02 and SCP03 secure channels (the card's cryptogram
+        // checked before anything counted), the registry, CAP files; pure, over any CardChannel.
+        .target(name: "GlobalPlatform", dependencies: ["ISO7816", "CardCrypto", "COpenSSL"]),
         // NTAG 424 DNA SUN verification (AES and LRP): libcrypto only, no reader stack.
         .target(name: "SUN", dependencies: ["COpenSSL", "CardCrypto"], linkerSettings: staticCrypto),
         // SQLite (libsqlite3) for the SUN replay counters.
@@ -77,7 +82,7 @@ let package = Package(
         // SELECT allowlist file. No tag family: what `apdu send` and the other APDU commands stand on.
         .target(name: "CardReaders", dependencies: ["PCSC", "ISO7816", "Threading"]),
         // Readers, sessions and tags for Swift programs: the engine under the apdu commands.
-        .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD", "EMV"]),
+        .target(name: "TagReader", dependencies: ["CardReaders", "PCSC", "ISO7816", "NDEF", "NFCTags", "Threading", "MRTD", "EMV", "GlobalPlatform"]),
         // The CLI's shared parts (output, options, exit codes) and the commands that need no tag
         // family: status words, APDUs, readers, NDEF offline.
         .target(
@@ -95,7 +100,7 @@ let package = Package(
             name: "apdu-tags",
             dependencies: [
                 "APDUCommandLine", "PCSC", "ISO7816", "NDEF", "NFCTags", "VirtualCard", "CardReaders", "TagReader", "Diagnostics", "SUN", "SUNStore",
-                "MRTD", "EMV", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MRTD", "EMV", "GlobalPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmark driver for Scripts/bench; not a product.
@@ -107,6 +112,8 @@ let package = Package(
         .testTarget(name: "PCSCTests", dependencies: ["PCSC"]),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"]),
         .testTarget(name: "CardCryptoTests", dependencies: ["CardCrypto"]),
+        .testTarget(name: "GlobalPlatformTests", dependencies: ["GlobalPlatform", "ISO7816", "CardCrypto", "VirtualCard"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "EMVTests", dependencies: ["EMV", "ISO7816", "CardCrypto", "COpenSSL", "VirtualCard"]),
         .testTarget(name: "MRTDTests", dependencies: ["MRTD", "ISO7816", "CardCrypto", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1")]),
         // The library's reader against the emulated chip, written apart from each other.
