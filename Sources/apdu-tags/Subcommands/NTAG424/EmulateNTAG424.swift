@@ -10,5 +10,8 @@ struct EmulateNTAG424: EmulateForm {
 
     @OptionGroup var connection: EmulatorConnection
 
-    func emulatedCard() throws -> (card: any EmulatedCard, description: String) { NTAG424Family.card() }
+    @Flag(help: "An NTAG 424 DNA TagTamper (GetVersion subtype 08, GetTTStatus, the status mirrored by SDM), its loop closed.")
+    var tagTamper = false
+
+    func emulatedCard() throws -> (card: any EmulatedCard, description: String) { NTAG424Family.card(tagTamper: tagTamper) }
 }

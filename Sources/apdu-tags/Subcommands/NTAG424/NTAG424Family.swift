@@ -17,9 +17,9 @@ struct NTAG424Family: EmulatedFamily {
     func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) { Self.card() }
 
     /// The tag as shipped, and the start line's description.
-    static func card() -> (card: any EmulatedCard, description: String) {
-        let tag = NTAG424TagModel()
+    static func card(tagTamper: Bool = false) -> (card: any EmulatedCard, description: String) {
+        let tag = NTAG424TagModel(tagTamper: tagTamper)
         return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid),
-                "NTAG 424 DNA as shipped (UID \(tag.uid.hexString), all-zero keys)")
+                "NTAG 424 DNA\(tagTamper ? " TagTamper" : "") as shipped (UID \(tag.uid.hexString), all-zero keys)")
     }
 }

@@ -5,6 +5,7 @@ import ArgumentParser
 import FoundationEssentials
 import ISO7816
 import NFCTags
+import SUN
 
 extension APDUCommand {
     struct NTAG424Info: ParsableCommand {
@@ -36,7 +37,7 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let explicitKey = try keyFile.map { try aesKey(file: $0, option: "--key-file", environment: "APDU_NTAG424_KEY") }
-                let (reader, version, readerUID, files, originality) = try withNTAG424(readerOptions, traceOptions) { reader, _, transport, tag in
+                let (reader, version, readerUID, files, originality, tamper) = try withNTAG424(readerOptions, traceOptions) { reader, _, transport, tag in
                     let uidAnswer = try transport.send(.getUID)
                     let files = try [NTAG424Tag.ccFile, NTAG424Tag.ndefFile, NTAG424Tag.proprietaryFile].map { ($0, try tag.fileSettings($0)) }
                     // NT4H2421Gx §10.5.2: GetVersion's UID is all zeros when random ID is on.
@@ -55,7 +56,16 @@ extension APDUCommand {
                             originality = .failure(e)
                         }
                     }
-                    return (reader, tag.version, uidAnswer.statusWord == .success ? uidAnswer.data : [], files, originality)
+                    // GetTTStatus needs a session: read with the key given (NT4H2421Tx), else said why not.
+                    var tamper: Result<SUNTagTamperStatus, NTAG424Error>?
+                    if tag.version.productName == "NTAG 424 DNA TagTamper" {
+                        if key == nil {
+                            tamper = .failure(NTAG424Error(.permissionDenied, "GetTTStatus needs an authenticated session: give --key-file"))
+                        } else {
+                            do { tamper = .success(try tag.tagTamperStatus()) } catch let e as NTAG424Error where e.statusWord != nil { tamper = .failure(e) }
+                        }
+                    }
+                    return (reader, tag.version, uidAnswer.statusWord == .success ? uidAnswer.data : [], files, originality, tamper)
                 }
                 let hidden = !version.uid.contains { $0 != 0 }
                 // ISO 14443-3: a 4-byte UID starting 08 is random, new at every activation.
@@ -71,7 +81,7 @@ extension APDUCommand {
                         ("reader", .string(reader)), ("chip", .string(version.productName)), ("uid", known.map { .hex($0) } ?? .null),
                         ("randomID", .bool(randomID)), ("hardwareVersion", .string(version.hardwareVersion)), ("softwareVersion", .string(version.softwareVersion)),
                         ("storageByte", .hex([version.storageByte])), ("version", .hex(version.bytes)), ("originality", signature),
-                        ("files", .array(files.map { Self.json($0.0, $0.1) })),
+                        ("files", .array(files.map { Self.json($0.0, $0.1) })), ("tagTamper", Self.tamperJSON(tamper)),
                     ]).serialized)
                     return
                 }
@@ -85,7 +95,33 @@ extension APDUCommand {
                 case let .failure(e):
                     Terminal.print("  originality signature not checked: \(e.message)")
                 }
+                switch tamper {
+                case nil: break
+                case let .success(t)?:
+                    let letters = String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)
+                    Terminal.print("  TagTamper (GetTTStatus): \(letters), \(Self.sealWords(t.seal))")
+                case let .failure(e)?:
+                    Terminal.print("  TagTamper status not read: \(e.message)")
+                }
                 for (number, s) in files { for line in Self.lines(number, s) { Terminal.print(line) } }
+            }
+        }
+
+        static func sealWords(_ seal: SUNTagTamperStatus.Seal) -> String {
+            switch seal {
+            case .intact: "loop closed, never opened"
+            case .open: "loop open"
+            case .reclosed: "opened once, closed again"
+            case .notEnabled: "TagTamper not enabled"
+            case .unknown: "not a status the chip writes"
+            }
+        }
+
+        static func tamperJSON(_ tamper: Result<SUNTagTamperStatus, NTAG424Error>?) -> JSON {
+            switch tamper {
+            case nil: return .null
+            case let .success(t)?: return .object([("permanent", .string(t.permanent.name)), ("current", .string(t.current.name)), ("seal", .string(t.seal.rawValue))])
+            case let .failure(e)?: return .object([("permanent", .null), ("current", .null), ("reason", .string(e.message))])
             }
         }
 
@@ -96,7 +132,7 @@ extension APDUCommand {
             if let sdm = s.sdm {
                 let mirrors = [sdm.mirrorsUID ? "UID" : nil, sdm.mirrorsCounter ? "read counter" : nil, sdm.encryptsFileData ? "encrypted file data" : nil].compactMap { $0 }
                 out.append("    SDM: mirrors \(mirrors.joined(separator: ", ")); PICC data \(sdm.metaRead == .free ? "in the clear" : "encrypted with \(sdm.metaRead.words)"); MAC with \(sdm.fileRead.words)")
-                let offsets: [(String, Int?)] = [("PICC data", sdm.piccDataOffset), ("UID", sdm.uidOffset), ("counter", sdm.counterOffset), ("MAC input", sdm.macInputOffset),
+                let offsets: [(String, Int?)] = [("PICC data", sdm.piccDataOffset), ("UID", sdm.uidOffset), ("counter", sdm.counterOffset), ("TagTamper status", sdm.tamperOffset), ("MAC input", sdm.macInputOffset),
                                                  ("file data", sdm.encOffset), ("MAC", sdm.macOffset)]
                 out.append("    offsets: " + offsets.compactMap { n, o in o.map { "\(n) \($0)" } }.joined(separator: ", ") + (sdm.counterLimit.map { "; counter limit \($0)" } ?? ""))
             }
@@ -120,6 +156,7 @@ extension APDUCommand {
                     ("counterOffset", sdm.counterOffset.map(JSON.int) ?? .null), ("macInputOffset", sdm.macInputOffset.map(JSON.int) ?? .null),
                     ("encOffset", sdm.encOffset.map(JSON.int) ?? .null), ("encLength", sdm.encLength.map(JSON.int) ?? .null),
                     ("macOffset", sdm.macOffset.map(JSON.int) ?? .null), ("counterLimit", sdm.counterLimit.map(JSON.int) ?? .null),
+                    ("tamperOffset", sdm.tamperOffset.map(JSON.int) ?? .null),
                 ])
         }
     }

@@ -23,7 +23,11 @@ extension APDUCommand {
                 the authenticated session and checked; --require-genuine refuses a chip it does not verify for. \
                 The URL is written with the Type 4 procedure (old, empty or new message at any moment; the old one backed up), \
                 then ChangeFileSettings enables SDM in one command. The NDEF file stays readable without a key (background \
-                reading). The file's change key comes from --key-file or $APDU_NTAG424_KEY and is never printed.
+                reading). The file's change key comes from --key-file or $APDU_NTAG424_KEY and is never printed. \
+                --tamper (NTAG 424 DNA TagTamper only; refused, exit 1, on any other chip, before anything is written) \
+                mirrors the tamper loop's two status letters (permanent, current: C closed, O open): 'file' at the start \
+                of the plain {file} data (encrypted and MACed with it, as sdm-backend reads it), 'file:N' at byte N, or \
+                'clear' where the template puts {tt} (before {mac}, inside the MAC input).
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions
@@ -48,6 +52,17 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("With {file}: the text the tag serves encrypted, 16 characters or a multiple of 16.", valueName: "text"))
         var fileData: String?
 
+        @Option(help: ArgumentHelp("NTAG 424 DNA TagTamper: mirror the tamper status 'file' (first two bytes of the {file} data), 'file:N', or 'clear' (at {tt}).", valueName: "placement"))
+        var tamper: String?
+
+        var tamperPlacement: SUNTamperPlacement? {
+            guard let tamper else { return nil }
+            if tamper == "clear" { return .clear }
+            if tamper == "file" { return .fileData(offset: 0) }
+            if tamper.hasPrefix("file:"), let n = Int(tamper.dropFirst(5)), (0...254).contains(n) { return .fileData(offset: n) }
+            return nil
+        }
+
         @Flag(help: "Refuse, before anything is written, a chip whose NXP originality signature does not verify.")
         var requireGenuine = false
 
@@ -55,6 +70,7 @@ extension APDUCommand {
         var noCounter = false
 
         func validate() throws {
+            if tamper != nil, tamperPlacement == nil { throw ValidationError("--tamper: file, file:N (0-254) or clear") }
             guard metaReadKey < 5, fileReadKey < 5 else { throw ValidationError("--meta-read-key and --file-read-key are key numbers 0-4") }
             if let counterLimit, !(1...0xFF_FFFF).contains(counterLimit) { throw ValidationError("--counter-limit is 1-16777215") }
             if let fileData, fileData.utf8.isEmpty || fileData.utf8.count % 16 != 0 {
@@ -65,7 +81,7 @@ extension APDUCommand {
 
         func plan() throws -> SUNURLTemplate {
             try SUNURLTemplate(url, metaReadKey: metaReadKey, fileReadKey: fileReadKey, fileData: fileData.map { Array($0.utf8) }, counterLimit: counterLimit,
-                               mirrorsCounter: !noCounter)
+                               mirrorsCounter: !noCounter, tamper: tamperPlacement)
         }
 
         func run() throws {

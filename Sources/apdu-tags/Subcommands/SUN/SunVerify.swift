@@ -13,7 +13,7 @@ extension APDUCommand {
         static let configuration = CommandConfiguration(
             commandName: "sun",
             abstract: "Verify the URLs NTAG 424 DNA tags serve with Secure Dynamic Messaging (SUN), offline.",
-            subcommands: [SunVerify.self])
+            subcommands: [SunVerify.self, SunCheckToken.self])
     }
 
     struct SunVerify: ParsableCommand {
@@ -44,10 +44,22 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("The template URL the tag was provisioned with, e.g. 'https://x.example/t?p={picc}&f={file}&s={mac}' or 'https://x.example/{picc}/{mac}'.", valueName: "url"))
         var template: String?
 
+        @Option(help: ArgumentHelp("Where the tag mirrors its TagTamper status: 'file' (the first two bytes of the decrypted file data, as sdm-backend reads them), 'file:N' (byte N), or 'clear' (the tt parameter, inside the MAC input).", valueName: "placement"))
+        var tamper: String?
+
+        var tamperPlacement: SUNTamperPlacement? {
+            guard let tamper else { return nil }
+            if tamper == "clear" { return .clear }
+            if tamper == "file" { return .fileData(offset: 0) }
+            if tamper.hasPrefix("file:"), let n = Int(tamper.dropFirst(5)), (0...254).contains(n) { return .fileData(offset: n) }
+            return nil
+        }
+
         @Option(help: ArgumentHelp("Refuse replays: the last counter of each UID is kept in this SQLite file (created on first use).", valueName: "file"))
         var counterStore: String?
 
         func validate() throws {
+            if tamper != nil, tamperPlacement == nil { throw ValidationError("--tamper: file, file:N (0-254) or clear") }
             if let template { do { _ = try SUNTemplate(url: template) } catch { throw ValidationError("--template: \(error.message)") } }
         }
 
@@ -68,9 +80,9 @@ extension APDUCommand {
                     if let counterStore {
                         let store: SQLiteCounterStore
                         do { store = try SQLiteCounterStore(path: counterStore) } catch let e as CounterStoreError { throw Failure(.ioError, e.message) }
-                        do { result = try message.verify(keys: keys, store: store) } catch let e as CounterStoreError { throw Failure(.ioError, e.message) }
+                        do { result = try message.verify(keys: keys, store: store, tamper: tamperPlacement) } catch let e as CounterStoreError { throw Failure(.ioError, e.message) }
                     } else {
-                        result = try message.verify(keys: keys)
+                        result = try message.verify(keys: keys, tamper: tamperPlacement)
                     }
                     report(result, error: nil)
                 } catch let e as SUNError {
@@ -85,12 +97,17 @@ extension APDUCommand {
                 Terminal.print(JSON.object([
                     ("valid", .bool(result != nil)), ("uid", result.map { .hex($0.uid) } ?? .null), ("counter", result?.counter.map(JSON.int) ?? .null),
                     ("fileData", result?.fileData.map { .hex($0) } ?? .null), ("encryption", result.map { .string($0.encryption.rawValue) } ?? .null),
+                    ("tamper", result?.tamper.map { .object([("permanent", .string($0.permanent.name)), ("current", .string($0.current.name)), ("seal", .string($0.seal.rawValue))]) } ?? .null),
                     ("reason", error.map { .string($0.message) } ?? .null), ("error", error.map { .string($0.kind.rawValue) } ?? .null),
                 ]).serialized)
                 return
             }
             guard let result else { return }
             Terminal.print("valid: UID \(result.uid.hexString)" + (result.counter.map { ", read counter \($0)" } ?? "") + " (\(result.encryption.rawValue))")
+            if let t = result.tamper {
+                let letters = String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)
+                Terminal.print("TagTamper: \(letters) (\(t.seal == .intact ? "seal intact" : t.seal == .open ? "seal opened" : t.seal == .reclosed ? "seal opened, closed again" : t.seal == .notEnabled ? "not enabled" : "unknown status"))")
+            }
             if let data = result.fileData { Terminal.print("file data: \(Hex.encode(data, separator: " "))  |\(Terminal.ascii(data))|") }
         }
     }
