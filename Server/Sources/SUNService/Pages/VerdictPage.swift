@@ -236,7 +236,8 @@ public enum VerdictPage {
         h += "<dl>"
         if let uid = v.uid { h += "<dt>" + escape(s.uid) + "</dt><dd class=\"mono\">" + escape(uid) + "</dd>" }
         if let counter = v.counter { h += "<dt>" + escape(s.counter) + "</dt><dd>\(counter)</dd>" }
-        if let t = v.tamper { h += "<dt>" + escape(s.seal) + "</dt><dd class=\"mono\">" + escape(String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)) + "</dd>" }
+        // The letters in the page's own font: C, O and I, never read as digits.
+        if let t = v.tamper { h += "<dt>" + escape(s.seal) + "</dt><dd>" + escape(String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)) + "</dd>" }
         h += "<dt>" + escape(s.time) + "</dt><dd>" + utc(v.time) + "</dd>"
         if let reason = v.reason, v.kind != .genuine { h += "<dt>" + escape(s.reason) + "</dt><dd class=\"r\">" + escape(reason) + "</dd>" }
         h += "</dl>"
