@@ -78,7 +78,25 @@ public func detectNDEFTag(_ transport: APDUTransport, atr: [UInt8], tolerant: Bo
     if password != nil && !(family is Type2Tag.Type) {
         throw TagCommandError(.noRawPath, "a password is for NTAG21x / Ultralight EV1 tags; this is not one")
     }
-    return try family.detectNDEF(NDEFDetection(transport: transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: classicKeys, password: password))
+    let detection = NDEFDetection(transport: transport, atr: atr, tolerant: tolerant, commands: commands, classicKeys: classicKeys, password: password)
+    do {
+        return try family.detectNDEF(detection)
+    } catch let e as TransmitError where family is Type4Tag.Type {
+        // A one-byte answer to the SELECT probe is a native status (a MIFARE Plus in SL3 answers
+        // 0B), not ISO 7816: not a Type 4 tag, so the families that speak native frames are next
+        // (issue 48).
+        guard case let .malformedResponse(bytes) = e, bytes.count == 1 else { throw e }
+        do {
+            return try MifarePlusNDEFTag.detectNDEF(detection)
+        } catch let plus as TagError {
+            throw TagError(.notNDEF, "the card answered SELECT of the NDEF application with one byte (\(bytes.hexString)), a native status: not a Type 4 tag; as a MIFARE Plus: \(plus.message)")
+        } catch let plus as MifarePlusError where plus.kind == .malformed || plus.kind == .readerRefused {
+            // Answers that fit neither family: the card misbehaves, and the first error stands.
+            throw e
+        } catch let plus as MifarePlusError {
+            throw TagError(.notNDEF, "the card answered SELECT of the NDEF application with one byte (\(bytes.hexString)), a native status: not a Type 4 tag, nor a MIFARE Plus in SL3 (\(plus.message))")
+        }
+    }
 }
 
 /// Whether a card needs the reader's tag-command channel for its NDEF procedures (Type 2, 3, 5).

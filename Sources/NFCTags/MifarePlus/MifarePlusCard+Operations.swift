@@ -93,7 +93,7 @@ extension MifarePlusCard {
                 throw error
             case .mayHaveRun:
                 throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
-                                            state: "the block holds its old 16 bytes or the new ones (a block write is atomic on the chip); read it to see which\(restore)", underlying: error)
+                                            state: "the block may have been written: it holds its old 16 bytes or the new ones (a block write is atomic on the chip); read it to see which\(restore)", underlying: error)
             case .answered:
                 if let e = error as? MifarePlusError, e.kind == .macMismatch {
                     throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
@@ -125,12 +125,20 @@ extension MifarePlusCard {
     ///   - again: the command that runs this personalisation again (the CLI's words).
     ///   - storageKnown: false when nothing told 2K from 4K (an S or X): `sectors` is then 40, and
     ///     keys of sectors 32-39 the card answers `09` (no such block) are skipped, as on a 2K card.
+    ///   - keepingFactoryKeys: the caller accepts that CommitPerso to SL3 leaves the sector keys
+    ///     `keys` does not hold at the factory value (FF…FF, which anyone may use).
     /// - Returns: the key numbers skipped that way.
     @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
-                            sectors: Int, storageKnown: Bool = true, confirmed: Bool, again: String) throws -> [UInt16] {
+                            sectors: Int, storageKnown: Bool = true, confirmed: Bool, keepingFactoryKeys: Bool = false, again: String) throws -> [UInt16] {
         for entry in keys.keys where !MifarePlusBlockNumber.isPersonalizable(entry.number, sectors: sectors) {
             throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(entry.number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
+        }
+        // WritePerso of B000-B003 changes how the card behaves (B003 can make it unusable): the
+        // same confirmation `writeBlock` asks for them (issue 48).
+        if !confirmed, let entry = keys.keys.first(where: { MifarePlusBlockNumber.configuration.contains($0.number) }),
+           let why = Self.confirmationNeeded(for: entry.number) {
+            throw MifarePlusError(.needsConfirmation, "\(why); nothing was written")
         }
         if let commit {
             guard confirmed else {
@@ -143,6 +151,10 @@ extension MifarePlusCard {
             let given = Set(keys.keys.map(\.number))
             if !keys.keys.isEmpty, let missing = MifarePlusBlockNumber.commitPersoNeeds.first(where: { !given.contains($0) }) {
                 throw MifarePlusError(.refused, "CommitPerso needs 9000, 9001 and 9003 written; the keys given lack \(MifarePlusBlockNumber.words(missing)); nothing was written")
+            }
+            // In SL3 every sector opens only with its AES keys: one left at FF…FF opens to anyone.
+            if commit == .sl3 && !keepingFactoryKeys, let left = Self.factoryKeySectors(given: given, sectors: sectors) {
+                throw MifarePlusError(.factoryKeysLeft, "CommitPerso to SL3 would leave the AES keys of \(left) at the factory value FF…FF\(keys.keys.isEmpty ? " (unless an earlier WritePerso wrote them)" : ""), which anyone can use to read and write those sectors; nothing was written")
             }
         }
         var skipped: [UInt16] = []
@@ -172,12 +184,30 @@ extension MifarePlusCard {
         return skipped
     }
 
+    /// The sectors (of `sectors`) whose key A or B is not in `given`, in words: "sector 1 (key B),
+    /// sectors 2-31 (keys A and B)"; nil when every sector key is given.
+    static func factoryKeySectors(given: Set<UInt16>, sectors: Int) -> String? {
+        let missing = (0..<sectors).map { s in MifarePlusKeyType.allCases.filter { !given.contains(MifarePlusBlockNumber.sectorKey(s, $0)) } }
+        var runs: [(first: Int, last: Int, types: [MifarePlusKeyType])] = []
+        for (s, types) in missing.enumerated() where !types.isEmpty {
+            if let last = runs.last, last.last == s - 1, last.types == types { runs[runs.count - 1].last = s } else { runs.append((s, s, types)) }
+        }
+        guard !runs.isEmpty else { return nil }
+        return runs.map { r in
+            let which = r.types.count == 2 ? "keys A and B" : "key \(r.types[0])"
+            return (r.first == r.last ? "sector \(r.first)" : "sectors \(r.first)-\(r.last)") + " (\(which))"
+        }.joined(separator: ", ")
+    }
+
     /// SL1 → SL3: AuthenticateFirst with the SL3 switch key 9003. Once the card has the proof it
     /// is in SL3 for good.
     public func switchToLevel3(key: MifarePlusKey, confirmed: Bool) throws {
         guard confirmed else {
             throw MifarePlusError(.needsConfirmation, "the switch to SL3 cannot be undone: the card stops answering as a MIFARE Classic; nothing was sent")
         }
+        // SL1 has no ISO 7816 wrapping, and no counted command follows the switch: native frames,
+        // with nothing sent to learn them (the frames answered below tell how far the proof got).
+        if framing == nil { assumeNativeFraming() }
         let before = frames
         do {
             try authenticate(MifarePlusBlockNumber.level3SwitchKey, key: key)

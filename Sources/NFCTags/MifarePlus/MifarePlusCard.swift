@@ -9,7 +9,10 @@ import ISO7816
 /// Frames go to the card as they are (the reader carries them as ISO 14443-4 INF), or wrapped in
 /// ISO 7816 (`90 cmd 00 00 Lc data 00`, EV1 and EV2 only). Which one this reader carries is
 /// learned by the first frame: a reader that refuses a native frame answers a status word of
-/// its own (`6x xx`), which is no MIFARE Plus answer.
+/// its own (`6x xx`), which is no MIFARE Plus answer. A reader that checks APDU shapes passes
+/// the native frames that happen to parse as one, so the form is proven only by a frame that
+/// does not (GetVersion's one byte): before the first authentication, so that a read or write,
+/// which the card counts, is never sent a second time in the other form (issue 48).
 ///
 /// After an authentication every read and write is MACed both ways with the session's
 /// counters; an answer whose MAC does not verify ends the session and throws `.macMismatch`.
@@ -24,6 +27,9 @@ public final class MifarePlusCard {
     }
     /// nil until the first frame tells.
     public private(set) var framing: Framing?
+    /// Whether `framing` is proven: a native frame that no reader could take for an APDU got the
+    /// card's answer, or a wrapped one did (or the caller named the framing).
+    public private(set) var framingProven: Bool
     /// Whether the wrapping may be tried (the card is an EV1 or EV2, or the caller says so).
     public var wrappingAllowed: Bool
     /// The open SL3 session.
@@ -55,6 +61,7 @@ public final class MifarePlusCard {
     public init(transport: APDUTransport, framing: Framing? = nil, wrappingAllowed: Bool = false) {
         self.transport = transport
         self.framing = framing
+        self.framingProven = framing != nil
         self.wrappingAllowed = wrappingAllowed
     }
 
@@ -80,7 +87,17 @@ public final class MifarePlusCard {
     ///   - payload: the bytes after it.
     ///   - secret: bytes of `payload` marked for observers (a key in WritePerso), shown as `**`.
     ///   - secretAnswer: the answer's data is marked (a session's cryptograms).
-    public func send(_ code: UInt8, _ payload: [UInt8] = [], secret: Range<Int>? = nil, secretAnswer: Bool = false) throws -> Answer {
+    ///   - counted: the card counts the command (a read or write in a session): it goes once, in
+    ///     the proven form; a reader's `6x xx` in place of its answer leaves it `.mayHaveRun`.
+    public func send(_ code: UInt8, _ payload: [UInt8] = [], secret: Range<Int>? = nil, secretAnswer: Bool = false, counted: Bool = false) throws -> Answer {
+        if counted {
+            if !framingProven { try learnFraming() }
+            if let answer = try exchange(framing!, code, payload, secret: secret, secretAnswer: secretAnswer) { return answer }
+            // Its counters may have moved on the card: this session's are unknown from here.
+            progress = .mayHaveRun
+            forgetSession()
+            throw MifarePlusError(.answerLost, "the reader answered a status word of its own in place of the card's answer to \(Hex.encode([code])) (\(framing!)): the card may have carried it out, and a command it counts is not sent again")
+        }
         if framing == nil {
             let answer = try exchange(.native, code, payload, secret: secret, secretAnswer: secretAnswer)
             if let answer {
@@ -106,6 +123,27 @@ public final class MifarePlusCard {
         throw MifarePlusError(.readerRefused, "the reader refused \(Hex.encode([code])) as a native frame\(wrappingAllowed ? " and wrapped" : ", and this card (not known to be an EV1 or EV2) has no ISO 7816 wrapping")")
     }
 
+    /// Proves how frames travel with GetVersion (`60`), one byte no reader takes for an APDU: the
+    /// card's answer, native or wrapped, settles it. Nothing on the card changes.
+    public func learnFraming() throws {
+        guard !framingProven else { return }
+        _ = try send(0x60)
+        framingProven = true
+    }
+
+    /// Native frames without a probe, where nothing else can be spoken (SL1's native switch).
+    func assumeNativeFraming() {
+        framing = .native
+        framingProven = true
+    }
+
+    /// Whether `bytes` parse as a short command APDU (a header, with Le, with Lc and data, or both).
+    static func parsesAsShortAPDU(_ bytes: [UInt8]) -> Bool {
+        if bytes.count == 4 || bytes.count == 5 { return true }
+        guard bytes.count > 5, bytes[4] != 0 else { return false }
+        return bytes.count == 5 + Int(bytes[4]) || bytes.count == 6 + Int(bytes[4])
+    }
+
     /// One exchange in `form`; nil when the reader (not the card) refused the form: a 2-byte
     /// answer `6x xx` to a native frame, or anything but `90 00` / `91 xx` to a wrapped one.
     private func exchange(_ form: Framing, _ code: UInt8, _ payload: [UInt8], secret: Range<Int>?, secretAnswer: Bool) throws -> Answer? {
@@ -127,14 +165,21 @@ public final class MifarePlusCard {
         case .native:
             guard let first = raw.first else { throw MifarePlusError(.malformed, "the card answered \(Hex.encode([code])) with nothing") }
             if raw.count == 2, (0x62...0x6F).contains(first) { return nil }
+            if !Self.parsesAsShortAPDU(bytes) { framingProven = true }
             return Answer(statusByte: first, data: Array(raw.dropFirst()))
         case .wrapped:
             // One byte: the card took the wrapped frame as a native one (an S, X or SE has no wrapping).
             guard raw.count >= 2 else { return nil }
             let sw1 = raw[raw.count - 2], sw2 = raw[raw.count - 1]
             let data = Array(raw.dropLast(2))
-            if sw1 == 0x90 && sw2 == 0x00 { return Answer(statusByte: 0x90, data: data) }
-            if sw1 == 0x91 { return Answer(statusByte: sw2 == 0x00 ? 0x90 : sw2, data: data) }
+            if sw1 == 0x90 && sw2 == 0x00 {
+                framingProven = true
+                return Answer(statusByte: 0x90, data: data)
+            }
+            if sw1 == 0x91 {
+                framingProven = true
+                return Answer(statusByte: sw2 == 0x00 ? 0x90 : sw2, data: data)
+            }
             return nil
         }
     }
@@ -200,6 +245,8 @@ public final class MifarePlusCard {
     /// under new session keys. Throws `.authenticationFailed` when the card refuses the key or
     /// its answer shows it does not hold it.
     public func authenticate(_ number: UInt16, key: MifarePlusKey, first: Bool = true) throws {
+        // Before the session: its reads and writes are counted and go once, in a proven form.
+        try learnFraming()
         let previous = session
         session = nil
         authenticatedKey = nil
@@ -260,7 +307,7 @@ public final class MifarePlusCard {
         guard (1...15).contains(count) else { throw MifarePlusError(.refused, "a read takes 1 to 15 blocks, not \(count)") }
         let code = mode.code
         let mac = try s.readCommandMAC(code: code, block: block, count: UInt8(count))
-        let answer = try send(code, MifarePlusSession.le(block) + [UInt8(count)] + mac)
+        let answer = try send(code, MifarePlusSession.le(block) + [UInt8(count)] + mac, counted: true)
         guard answer.isOK else {
             forgetSession()
             try check(answer, "reading \(count) block\(count == 1 ? "" : "s") from \(block)")
@@ -295,7 +342,7 @@ public final class MifarePlusCard {
         let code = mode.code
         let sent = mode == .encrypted ? try s.encipherCommandData(data) : data
         let mac = try s.writeCommandMAC(code: code, block: block, data: sent)
-        let answer = try send(code, MifarePlusSession.le(block) + sent + mac, secret: mode == .plain ? 2..<18 : nil)
+        let answer = try send(code, MifarePlusSession.le(block) + sent + mac, secret: mode == .plain ? 2..<18 : nil, counted: true)
         guard answer.isOK else {
             forgetSession()
             try check(answer, "writing block \(MifarePlusBlockNumber.words(block))")

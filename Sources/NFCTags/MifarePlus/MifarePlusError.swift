@@ -48,6 +48,11 @@ public struct MifarePlusError: Error, Sendable, Hashable, CustomStringConvertibl
         case macMismatch
         /// An answer of the wrong length or form.
         case malformed
+        /// A command the card counts got the reader's status word in place of the card's answer:
+        /// the card may have carried it out (issue 48: it is never sent again).
+        case answerLost
+        /// CommitPerso to SL3 would leave sector keys at the factory value; the caller must say so.
+        case factoryKeysLeft
         /// The reader passes neither native frames nor the ISO 7816 wrapping.
         case readerRefused
         /// Not a MIFARE Plus, or not in the level the command needs.

@@ -98,7 +98,13 @@ extension MifarePlusCard {
             let names: [UInt16: (MifarePlusSecurityLevel, Int)] = [0x0036: (.sl1, 2048), 0x0037: (.sl1, 4096), 0x0038: (.sl2, 2048), 0x0039: (.sl2, 4096)]
             let name = Hex.encode([UInt8(storageCard.cardName >> 8), UInt8(storageCard.cardName & 0xFF)])
             guard storageCard.standard == 0x03, let (level, size) = names[storageCard.cardName] else {
-                throw MifarePlusError(.wrongCard, "not a MIFARE Plus: the reader names a storage card \(name) (a MIFARE Plus in SL1 that the reader calls a Classic cannot be told from one here)")
+                // A reader that goes by the SAK calls an SL1 card a Classic 1K or 4K; an EV1 or EV2
+                // still answers GetVersion on its ISO 14443-4 side (issue 43, issue 48).
+                if storageCard.standard == 0x03, [0x0001, 0x0002].contains(storageCard.cardName),
+                   let found = try identifyLevel1(transport, calledClassic: name, into: id) {
+                    return found
+                }
+                throw MifarePlusError(.wrongCard, "not a MIFARE Plus: the reader names a storage card \(name)\([0x0001, 0x0002].contains(storageCard.cardName) ? ", and it answers no GetVersion of a MIFARE Plus EV1 or EV2 (an S or X in SL1 cannot be told from a Classic here)" : "")")
             }
             id.level = level
             id.storage = size
@@ -118,20 +124,7 @@ extension MifarePlusCard {
             guard v.hardwareVendor == 0x04, v.hardwareType == 0x02 else {
                 throw MifarePlusError(.wrongCard, "not a MIFARE Plus: GetVersion names vendor \(Hex.encode([v.hardwareVendor])), type \(Hex.encode([v.hardwareType]))\(v.isDESFire ? " (a DESFire: apdu desfire info)" : "")")
             }
-            id.version = version
-            id.generation = v.hardwareMajor == 0x11 ? .ev1 : v.hardwareMajor == 0x22 ? .ev2 : .unknown
-            id.storage = MifarePlusIdentity.storage(v.hardwareStorage)
-            let raw = "GetVersion: vendor 04, type 02, major \(Hex.encode([v.hardwareMajor])), storage byte \(Hex.encode([v.hardwareStorage]))"
-            id.evidence.append(.init("generation \(id.generation.rawValue)", raw))
-            if let storage = id.storage { id.evidence.append(.init("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
-            if version[14] == 0x00 && version[15] == 0x04 {
-                // A 4-byte UID (NUID): `00 04` then the UID, as proxmark3's hf mfp info reads it.
-                id.uid = Array(version[16..<20])
-                id.evidence.append(.init("UID (4 bytes)", "GetVersion"))
-            } else if !v.uidHidden {
-                id.uid = v.uid
-                id.evidence.append(.init("UID", "GetVersion"))
-            }
+            id.apply(version: version, v)
             card.wrappingAllowed = true
         } else if let generation = MifarePlusIdentity.historicalBytesNamePlus(atr) {
             id.generation = generation
@@ -159,12 +152,58 @@ extension MifarePlusCard {
         }
 
         if id.generation.hasVersion || id.version != nil, let signature = try card.readSignature() {
-            id.signature = signature
-            if let uid = id.uid {
-                let o = OriginalitySignature(uid: uid, signature: signature)
-                id.signatureKey = o.verifyingKey(among: OriginalitySignature.PublicKey.mifarePlus)
-            }
+            id.apply(signature: signature)
         }
         return (card, id)
+    }
+
+    /// A card the reader calls a MIFARE Classic (`calledClassic`, its card name): GetVersion as a
+    /// native frame (SL1 has no ISO 7816 wrapping). An answer naming a MIFARE Plus EV1 or EV2
+    /// proves SL1: those show a Classic's SAK in SL1 alone (SL0 and SL3 are ISO 14443-4, and
+    /// they have no SL2). nil when the card answers no such GetVersion, or the reader passes none.
+    static func identifyLevel1(_ transport: APDUTransport, calledClassic name: String, into start: MifarePlusIdentity) throws -> (MifarePlusCard, MifarePlusIdentity)? {
+        let card = MifarePlusCard(transport: transport)
+        let version: [UInt8]?
+        do { version = try card.getVersion() } catch let e as MifarePlusError where e.kind == .readerRefused || e.kind == .malformed {
+            return nil
+        }
+        guard let version, let v = try? DESFireVersion(bytes: version), v.hardwareVendor == 0x04, v.hardwareType == 0x02 else { return nil }
+        var id = start
+        id.apply(version: version, v)
+        guard id.generation.hasVersion else { return nil }
+        id.level = .sl1
+        id.evidence.append(.init("security level SL1", "the reader calls it a MIFARE Classic (card name \(name)), and GetVersion names a \(id.generation): it shows a Classic's face in SL1 only"))
+        do {
+            if let signature = try card.readSignature() { id.apply(signature: signature) }
+        } catch let e as MifarePlusError where e.kind == .readerRefused || e.kind == .malformed {}
+        return (card, id)
+    }
+}
+
+extension MifarePlusIdentity {
+    /// What GetVersion's answer (vendor 04, type 02) tells: generation, storage, UID.
+    mutating func apply(version: [UInt8], _ v: DESFireVersion) {
+        self.version = version
+        generation = v.hardwareMajor == 0x11 ? .ev1 : v.hardwareMajor == 0x22 ? .ev2 : .unknown
+        storage = Self.storage(v.hardwareStorage)
+        let raw = "GetVersion: vendor 04, type 02, major \(Hex.encode([v.hardwareMajor])), storage byte \(Hex.encode([v.hardwareStorage]))"
+        evidence.append(.init("generation \(generation.rawValue)", raw))
+        if let storage { evidence.append(.init("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
+        if version[14] == 0x00 && version[15] == 0x04 {
+            // A 4-byte UID (NUID): `00 04` then the UID, as proxmark3's hf mfp info reads it.
+            uid = Array(version[16..<20])
+            evidence.append(.init("UID (4 bytes)", "GetVersion"))
+        } else if !v.uidHidden {
+            uid = v.uid
+            evidence.append(.init("UID", "GetVersion"))
+        }
+    }
+
+    /// Read_Sig's 56 bytes, checked with NXP's MIFARE Plus keys over the UID when it is known.
+    mutating func apply(signature: [UInt8]) {
+        self.signature = signature
+        if let uid {
+            signatureKey = OriginalitySignature(uid: uid, signature: signature).verifyingKey(among: OriginalitySignature.PublicKey.mifarePlus)
+        }
     }
 }

@@ -25,6 +25,8 @@ public final class MifarePlusNDEFTag: NDEFTag {
     public private(set) var tlv: Type2TLVArea
 
     public var kind: String { "plus" }
+    /// The family read, for people: "MIFARE Plus SL3 (MAD2, 30 NFC Forum sectors)" (issue 48: not a Type 4 tag).
+    public var familyDescription: String { "MIFARE Plus SL3 (MAD\(directory.version), \(sectors.count) NFC Forum sector\(sectors.count == 1 ? "" : "s"))" }
     public var mappingVersion: String { sectors.first.flatMap { accessBytes[$0] }.map { MifareClassicNDEFAccess(gpb: $0).version } ?? "1.0" }
     public var capacity: Int { tlv.capacity }
 

@@ -62,12 +62,16 @@ public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendabl
         }
     }
 
-    /// SL0: WritePerso of `keys`, then CommitPerso to `commit` when given (needs `confirmed`).
-    public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel? = nil, confirmed: Bool = false) async throws {
+    /// SL0: WritePerso of `keys`, then CommitPerso to `commit` when given (needs `confirmed`, as
+    /// configuration blocks B000-B003 among the keys do). A commit to SL3 that leaves sector keys
+    /// at the factory value needs `keepingFactoryKeys`.
+    public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel? = nil, confirmed: Bool = false,
+                            keepingFactoryKeys: Bool = false) async throws {
         let identity = self.identity
         try await run { card in
             try card.personalize(keys, commit: commit, generation: identity.generation, sectors: identity.sectors ?? 40,
-                                 storageKnown: identity.sectors != nil, confirmed: confirmed, again: "personalize again with the same keys")
+                                 storageKnown: identity.sectors != nil, confirmed: confirmed, keepingFactoryKeys: keepingFactoryKeys,
+                                 again: "personalize again with the same keys")
         }
     }
 

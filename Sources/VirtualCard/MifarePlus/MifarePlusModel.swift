@@ -42,6 +42,12 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     public let uid: [UInt8]
     public let signature: [UInt8]
     public let readerForm: ReaderForm
+    /// The ATS's historical bytes the reader puts in the ATR (nil: X's, or S's on an S). EV1 and
+    /// EV2 have no published ATS of their own, so one may carry bytes that name no MIFARE Plus.
+    public let historicalBytes: [UInt8]?
+    /// In SL1, the PC/SC card name the reader gives (nil: 0036/0037, MIFARE Plus). A reader that
+    /// goes by the SAK alone calls an SL1 card a MIFARE Classic (0001 1K, 0002 4K).
+    public let level1CardName: UInt16?
 
     struct Memory {
         var level: Level
@@ -84,8 +90,11 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     var random: @Sendable (Int) -> [UInt8] = { secureRandomBytes($0) }
 
     public init(_ generation: Generation, level: Level, sectors: Int = 32, uid: [UInt8] = [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80],
-                signature: [UInt8]? = nil, readerForm: ReaderForm = .native, blocks: [UInt16: [UInt8]]? = nil) {
+                signature: [UInt8]? = nil, readerForm: ReaderForm = .native, blocks: [UInt16: [UInt8]]? = nil,
+                historicalBytes: [UInt8]? = nil, level1CardName: UInt16? = nil) {
         precondition(sectors == 32 || sectors == 40)
+        self.historicalBytes = historicalBytes
+        self.level1CardName = level1CardName
         self.generation = generation
         self.sectors = sectors
         self.uid = uid
@@ -152,8 +161,16 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     // MARK: - EmulatedCard
 
     public var atr: [UInt8] {
-        if memory.current.level == .sl1, let c = classic.current { return c.reader.atr }
-        let historical: [UInt8] = generation == .s ? [0xC1, 0x05, 0x2F, 0x2F, 0x00, 0x35, 0xC7] : [0xC1, 0x05, 0x2F, 0x2F, 0x01, 0xBC, 0xD6]
+        if memory.current.level == .sl1, let c = classic.current {
+            var atr = c.reader.atr
+            guard let name = level1CardName, atr.count == 20 else { return atr }
+            // PC/SC Part 3: the card name is bytes 13-14 of the storage-card ATR, TCK last.
+            atr[13] = UInt8(name >> 8)
+            atr[14] = UInt8(name & 0xFF)
+            atr[19] = atr[1..<19].reduce(0, ^)
+            return atr
+        }
+        let historical: [UInt8] = historicalBytes ?? (generation == .s ? [0xC1, 0x05, 0x2F, 0x2F, 0x00, 0x35, 0xC7] : [0xC1, 0x05, 0x2F, 0x2F, 0x01, 0xBC, 0xD6])
         var atr: [UInt8] = [0x3B, 0x80 | UInt8(historical.count), 0x80, 0x01] + historical
         atr.append(atr.dropFirst().reduce(0, ^))
         return atr

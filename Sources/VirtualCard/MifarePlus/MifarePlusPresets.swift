@@ -14,7 +14,8 @@ extension MifarePlusModel {
     /// sector NFC Forum (03E1), MAD sectors with access bits 78 77 88, NDEF sectors 7F 07 88 with
     /// access byte 40, and `message` in an NDEF TLV at the start of sector 1.
     public static func ndefFormatted(_ generation: Generation, sectors: Int = 32, uid: [UInt8] = [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80],
-                                     message: [UInt8], signature: [UInt8]? = nil, readerForm: ReaderForm = .native) -> MifarePlusModel {
+                                     message: [UInt8], signature: [UInt8]? = nil, readerForm: ReaderForm = .native,
+                                     historicalBytes: [UInt8]? = nil) -> MifarePlusModel {
         var blocks = factoryBlocks(sectors: sectors, uid: uid)
         let madSectors: Set<Int> = sectors > 16 ? [0, 16] : [0]
         for s in 0..<sectors {
@@ -50,7 +51,8 @@ extension MifarePlusModel {
             }
             s += 1
         }
-        return MifarePlusModel(generation, level: .sl3, sectors: sectors, uid: uid, signature: signature, readerForm: readerForm, blocks: blocks)
+        return MifarePlusModel(generation, level: .sl3, sectors: sectors, uid: uid, signature: signature, readerForm: readerForm, blocks: blocks,
+                               historicalBytes: historicalBytes)
     }
 
     /// The MAD's CRC-8: polynomial 1D, preset C7 (written here apart from NFCTags' own).

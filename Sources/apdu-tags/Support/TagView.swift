@@ -58,6 +58,10 @@ struct TagView {
             m.append(("chip", .string(classic.layout.description)))
             m.append(("madVersion", .int(classic.directory.version)))
             description = "\(classic.layout) (MAD\(classic.directory.version), \(classic.sectors.count) NDEF sectors), mapping \(classic.mappingVersion)" + (classic.uid.map { ", UID \($0.hexString)" } ?? "")
+        } else if let plus = tag as? MifarePlusNDEFTag {
+            m.append(("chip", .string(plus.familyDescription)))
+            m.append(("madVersion", .int(plus.directory.version)))
+            description = "\(plus.familyDescription), mapping \(plus.mappingVersion)"
         } else {
             description = "Type 4 tag, mapping \(tag.mappingVersion)"
         }

@@ -199,7 +199,12 @@ struct MifarePlusEmulatorTests {
         let only = MifarePlusKeyFile([(0x4000, Self.key), (0x9000, Self.key)])
         #expect { try card.personalize(only, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: { ($0 as? MifarePlusError)?.kind == .refused }
         #expect(model.personalized.isEmpty)
+        // No keys given: the sector keys stay whatever an earlier WritePerso left, which the tool
+        // cannot know, so a commit to SL3 needs keepingFactoryKeys (issue 48); the card then refuses.
         #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: {
+            ($0 as? MifarePlusError)?.kind == .factoryKeysLeft
+        }
+        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, keepingFactoryKeys: true, again: "") } throws: {
             ($0 as? MifarePlusError)?.status == .notInThisState
         }
         #expect(model.level == .sl0)

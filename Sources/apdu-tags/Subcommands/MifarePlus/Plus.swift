@@ -90,7 +90,8 @@ func plusFailure(_ error: any Error) -> Failure {
         switch e.kind {
         case .status, .authenticationFailed, .wrongCard: return Failure(.unexpected, e.message)
         case .macMismatch: return Failure(.badData, e.message)
-        case .malformed: return Failure(.ioError, e.message)
+        case .malformed, .answerLost: return Failure(.ioError, e.message)
+        case .factoryKeysLeft: return Failure(.refused, e.message + " (--keep-factory-keys)")
         case .readerRefused: return Failure(.unavailable, e.message)
         case .needsConfirmation: return Failure(.refused, e.message + " (--yes)")
         case .refused: return Failure(.usage, e.message)

@@ -15,7 +15,8 @@ extension APDUCommand {
                 where those leave the level open sends the WritePerso probe (block 9090, which no card has: SL0 answers \
                 09, SL3 0B). Read_Sig's signature (secp224r1 over the UID) is checked with NXP's MIFARE Plus EV1 and EV2 \
                 keys; one that does not verify is reported (exit 0). A card in SL1 is told by the reader's PC/SC card name \
-                (0036/0037); one the reader calls a MIFARE Classic cannot be told from one here.
+                (0036/0037); one the reader calls a MIFARE Classic (0001/0002) by its answer to GetVersion (EV1, EV2); \
+                an S or X the reader calls a Classic cannot be told from one here.
                 """)
 
         @OptionGroup var readerOptions: ReaderOptions

@@ -14,6 +14,12 @@ extension MifarePlusSecurityLevel: ExpressibleByArgument {
         default: return nil
         }
     }
+
+    /// CommitPerso goes to SL1 or SL3 only: the help lists those, not every level's raw value
+    /// (issue 48 §6: "sl1 or sl3" beside "values: 0, 1, 2, 3").
+    public static var allValueStrings: [String] { ["sl1", "sl3"] }
+    public static var allValueDescriptions: [String: String] { [:] }
+    public var defaultValueDescription: String { description.lowercased() }
 }
 
 extension APDUCommand {
@@ -26,7 +32,8 @@ extension APDUCommand {
                 sector key A and B and 9000-9003, as proxmark3's initp does (also from $APDU_MIFARE_PLUS_PERSO_KEY). \
                 WritePerso can be repeated: a card cut before CommitPerso stays in SL0, and the same command finishes it. \
                 --commit sl1|sl3 sends CommitPerso (S and X: SL1 only) and needs --yes; the tool refuses it unless 9000, \
-                9001 and 9003 are among the keys. --switch-sl3 authenticates an SL1 card with the SL3 switch key 9003 \
+                9001 and 9003 are among the keys, and refuses SL3 while sector keys stay at the factory value FF…FF (it \
+                names the sectors) unless --keep-factory-keys. B000-B003 in a key file need --yes, as in plus write. --switch-sl3 authenticates an SL1 card with the SL3 switch key 9003 \
                 (--key HEX, or the file's 9003 line) and needs --yes: it cannot be undone. Key bytes never show.
                 """)
 
@@ -40,8 +47,11 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("One AES key (32 hex digits) for every sector key and 9000-9003. Default: $APDU_MIFARE_PLUS_PERSO_KEY.", valueName: "hex"))
         var allKeys: String?
 
-        @Option(help: ArgumentHelp("CommitPerso: sl1 or sl3 (needs --yes).", valueName: "level"))
+        @Option(help: ArgumentHelp("CommitPerso: sl1 or sl3 (needs --yes).", valueName: "sl1|sl3"))
         var commit: MifarePlusSecurityLevel?
+
+        @Flag(help: "--commit sl3: commit although sector keys the keys given leave out keep the factory value FF…FF.")
+        var keepFactoryKeys = false
 
         @Flag(help: "Switch an SL1 card to SL3 with its key 9003 (needs --yes; cannot be undone).")
         var switchSl3 = false
@@ -49,7 +59,7 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("--switch-sl3: the 9003 key (32 hex digits); else the key file's 9003 line.", valueName: "hex"))
         var key: String?
 
-        @Flag(help: "Confirm CommitPerso or the switch to SL3.")
+        @Flag(help: "Confirm CommitPerso, the switch to SL3, or WritePerso of B000-B003.")
         var yes = false
 
         func keys(sectors: Int) throws -> MifarePlusKeyFile {
@@ -80,7 +90,7 @@ extension APDUCommand {
                     let keys = try keys(sectors: sectors)
                     guard !keys.keys.isEmpty || commit != nil else { throw Failure(.usage, "nothing to do: give --key-file, --all-keys or --commit") }
                     let skipped = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
-                                                       confirmed: yes, again: Self.sameCommand())
+                                                       confirmed: yes, keepingFactoryKeys: keepFactoryKeys, again: Self.sameCommand())
                     return (reader, keys.keys.count - skipped.count, id)
                 }
                 if output.json {

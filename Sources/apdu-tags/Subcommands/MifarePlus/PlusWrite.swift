@@ -51,7 +51,8 @@ extension APDUCommand {
                 let data = try value.map { MifareClassicValueBlock(value: $0, address: UInt8(number & 0xFF)).bytes } ?? Hex.decode(hex ?? "")
                 let key = try keyOptions.resolved()
                 let keyWord = key.type == .a ? "A" : "B"
-                let (reader, old, back) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?) in
+                // What the write's success rests on: SL1 has no MAC, so there only a read-back tells.
+                let (reader, old, back, unconfirmed) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?, String?) in
                     if let layout = MifareClassicLayout(atr: atr), layout.chip == .plus2K || layout.chip == .plus4K {
                         guard let crypto1 = MifareClassicKey(key.bytes) else { throw Failure(.usage, "the card is in SL1: its key is a 12-digit MIFARE Classic key") }
                         guard number < layout.blockCount else { throw Failure(.usage, "a \(layout) has blocks 0-\(layout.blockCount - 1)") }
@@ -59,7 +60,10 @@ extension APDUCommand {
                         let card = MifareClassicCard(transport: transport, layout: layout)
                         try card.writeChecked(block: number, data: data, keys: [MifareClassicKeyCandidate(crypto1, label: "the key given")],
                                               trailer: layout.isTrailer(number), confirmLockout: yes ? layout.sector(ofBlock: number) : nil)
-                        return (reader, nil, layout.isTrailer(number) ? nil : try? card.read(block: number))
+                        if layout.isTrailer(number) { return (reader, nil, nil, "not read back (a trailer's keys do not read back)") }
+                        do { return (reader, nil, try card.read(block: number), nil) } catch {
+                            return (reader, nil, nil, "not read back (\(Failure.reason(error)))")
+                        }
                     }
                     let card = try MifarePlusCard.level3(transport, atr: atr)
                     guard let aes = MifarePlusKey(key.bytes) else { throw Failure(.usage, "an SL3 card's key is 32 hex digits (AES)") }
@@ -69,13 +73,15 @@ extension APDUCommand {
                                                      mode: plain && !isKey ? .plain : .encrypted) { old in
                         "apdu plus write --block \(number) --hex \(old.hexString) --key \(keyWord):… (the same key)"
                     }
-                    return (reader, result.old, result.readBack)
+                    // SL3: a block that is not read back (a key, B000-B003) rests on the answer's MAC.
+                    return (reader, result.old, result.readBack, result.readBack == nil ? "the card's answer confirmed it (its MAC verified)" : nil)
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
                                                 ("previous", old.map { .hex($0) } ?? .null)]).serialized)
                 } else {
-                    Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number)))\(back == data ? "; it reads back as written" : back == nil ? "; the card confirmed it (MAC verified)" : "")")
+                    let how = back == data ? "it reads back as written" : back.map { "but it reads back as \($0.hexString)" } ?? unconfirmed ?? "not read back"
+                    Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
                     if let old { Terminal.print("  previous contents \(old.hexString)") }
                 }
             }
