@@ -99,6 +99,34 @@ struct PaymentCardReaderTests {
         #expect(second.result == .failed && second.reason?.contains("replayed") == true, "\(second)")
     }
 
+    @Test("issue 48: the PAN shown is proven by the verdict beside it (SDA: 5A in a signed record; DDA and fDDA: the ICC certificate's)")
+    func panProven() throws {
+        for profile in [PaymentCardModel.Profile.visa, .mastercard, .amex] {
+            let read = try reader(PaymentCardModel(profile)).read()
+            #expect(read.oda.result == .verified && read.panProven && read.conflicts.isEmpty, "\(profile): \(read.oda) \(read.conflicts)")
+        }
+        #expect(try reader(PaymentCardModel(.contact)).read().panProven == false)
+    }
+
+    @Test("issue 48: track 2 in the GPO answer with another PAN than the signed 5A is a conflict, and fDDA is failed, not verified")
+    func panDisagreement() throws {
+        final class OtherTrack2: EmulatedCard, @unchecked Sendable {
+            let card = PaymentCardModel(.visa)
+            var atr: [UInt8] { card.atr }
+            func reset() { card.reset() }
+            func process(_ apdu: [UInt8]) -> [UInt8] {
+                var answer = card.process(apdu)
+                guard apdu.count > 1, apdu[1] == 0xA8, let pan = try? Hex.decode(card.pan) else { return answer }
+                // Track 2 (57) starts with the PAN in BCD: its last two digits changed.
+                if let at = answer.indices.first(where: { answer[$0...].starts(with: pan) }) { answer[at + pan.count - 1] ^= 0x11 }
+                return answer
+            }
+        }
+        let read = try reader(OtherTrack2()).read()
+        #expect(read.oda.method == .fdda && read.oda.result == .failed && read.conflicts.contains { $0.contains("PAN") }, "\(read.oda) \(read.conflicts)")
+        #expect(!read.panProven)
+    }
+
     @Test("the EMV code can send SELECT, READ RECORD, GPO, GET DATA and INTERNAL AUTHENTICATE, and no other instruction")
     func instructions() throws {
         #expect(PaymentCardReader.instructions == [0xA4, 0xB2, 0xA8, 0xCA, 0x88])

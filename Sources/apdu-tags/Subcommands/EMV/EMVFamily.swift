@@ -4,6 +4,7 @@ import ArgumentParser
 import VirtualCard
 
 extension PaymentCardModel.Profile: ExpressibleByArgument {}
+extension PaymentCardModel.Hostile: ExpressibleByArgument {}
 
 struct EMVFamily: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.EMVCommand.self }
