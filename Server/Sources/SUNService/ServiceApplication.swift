@@ -254,7 +254,7 @@ public struct ServiceRoutes: Sendable {
         var headers = VerdictPage.headers
         headers[.requestID] = requestID
         headers.append(contentsOf: extra)
-        return Response(status: .init(code: verdict.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return Response(status: .init(code: verdict.status), headers: headers, body: .init(byteBuffer: body))
     }
 
     /// A JSON answer: never cached, with the request's id.

@@ -3,7 +3,9 @@
 // headers that keep the page from being framed, sniffed, referred or cached.
 import Foundation
 import HTTPTypes
+import NIOCore
 import SUN
+import Synchronization
 
 /// What one tap's page shows.
 public struct PageVerdict: Sendable {
@@ -117,27 +119,57 @@ public enum VerdictPage {
     /// (RFC 9110 §12.5.1). A browser sends `text/html,…`; a script sends `application/json`,
     /// `*/*` or nothing, and gets JSON as before.
     public static func wantsHTML(_ accept: String?) -> Bool {
-        guard let accept else { return false }
+        guard let accept, accept.utf8.count >= 9 else { return false }
+        // A byte scan, no allocation: every JSON tap pays for this question too.
         var html = 0.0, json = 0.0
-        for item in accept.utf8.split(separator: UInt8(ascii: ","), maxSplits: 32) {
-            let fields = item.split(separator: UInt8(ascii: ";"))
-            guard let range = fields.first else { continue }
-            let type = String(decoding: range, as: UTF8.self).trimmingSpaces.lowercased()
-            guard type == "text/html" || type == "application/json" else { continue }
-            var q = 1.0
-            for f in fields.dropFirst() {
-                let p = String(decoding: f, as: UTF8.self).trimmingSpaces
-                // An unreadable or out-of-range quality drops the entry (RFC 9110 §12.4.2).
-                if p.hasPrefix("q=") { q = Double(p.dropFirst(2)).flatMap { (0...1).contains($0) ? $0 : nil } ?? 0 }
-            }
-            if type == "text/html" { html = max(html, q) } else { json = max(json, q) }
+        var utf8 = accept.utf8[...]
+        while !utf8.isEmpty {
+            let end = utf8.firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
+            var item = utf8[utf8.startIndex..<end]
+            utf8 = end == utf8.endIndex ? utf8[end...] : utf8[utf8.index(after: end)...]
+            while let f = item.first, f == 0x20 || f == 0x09 { item = item.dropFirst() }
+            let typeEnd = item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex
+            var type = item[item.startIndex..<typeEnd]
+            while let l = type.last, l == 0x20 || l == 0x09 { type = type.dropLast() }
+            let isHTML = equalsIgnoringCase(type, "text/html"), isJSON = !isHTML && equalsIgnoringCase(type, "application/json")
+            guard isHTML || isJSON else { continue }
+            let q = quality(item[typeEnd...])
+            if isHTML { html = max(html, q) } else { json = max(json, q) }
         }
         return html > 0 && html > json
+    }
+
+    static func equalsIgnoringCase(_ bytes: Substring.UTF8View.SubSequence, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        var i = 0
+        for b in bytes {
+            let t = text.utf8Start[i]
+            if b != t && !(b >= 0x41 && b <= 0x5A && b | 0x20 == t) { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// The `q` of a media range's parameters (`;q=0.8`): 1 without one, 0 when unreadable or
+    /// out of range (RFC 9110 §12.4.2).
+    static func quality(_ parameters: Substring.UTF8View.SubSequence) -> Double {
+        var rest = parameters
+        while let semicolon = rest.firstIndex(of: UInt8(ascii: ";")) {
+            rest = rest[rest.index(after: semicolon)...]
+            while let f = rest.first, f == 0x20 || f == 0x09 { rest = rest.dropFirst() }
+            guard rest.first == UInt8(ascii: "q") || rest.first == UInt8(ascii: "Q"), rest.dropFirst().first == UInt8(ascii: "=") else { continue }
+            let value = rest.dropFirst(2).prefix { $0 != UInt8(ascii: ";") && $0 != 0x20 }
+            guard let q = Double(String(decoding: value, as: UTF8.self)), (0...1).contains(q) else { return 0 }
+            return q
+        }
+        return 1
     }
 
     /// `&`, `<`, `>`, `"`, `'` as character references; control characters (but tab and line
     /// ends) as U+FFFD. Enough for text and for double-quoted attribute values.
     public static func escape(_ s: String) -> String {
+        // Most values (hex UIDs, the fixed strings) need nothing: one byte scan, no copy.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 || $0 == 0x7F || $0 == 0xC2 }) { return s }
         var out = ""
         out.reserveCapacity(s.utf8.count + 8)
         for u in s.unicodeScalars {
@@ -156,7 +188,17 @@ public enum VerdictPage {
     }
 
     /// `yyyy-MM-dd HH:mm:ss UTC`, without Foundation's formatters (every page shows it).
+    static let lastTime = Mutex<(Int, String)>((-1, ""))
+
     static func utc(_ seconds: Int) -> String {
+        // One formatting a second, however many pages it serves.
+        if let cached = lastTime.withLock({ $0.0 == seconds ? $0.1 : nil }) { return cached }
+        let text = formatUTC(seconds)
+        lastTime.withLock { $0 = (seconds, text) }
+        return text
+    }
+
+    static func formatUTC(_ seconds: Int) -> String {
         var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
@@ -187,9 +229,9 @@ public enum VerdictPage {
     }
 
     /// The page's HTML.
-    public static func render(_ v: PageVerdict, strings s: PageStrings, look: PageLook?, templates: PageTemplates?) -> String {
-        let (title, detail) = headline(v, s)
+    public static func render(_ v: PageVerdict, strings s: PageStrings, look: PageLook?, templates: PageTemplates?) -> ByteBuffer {
         if let templates {
+            let (title, detail) = headline(v, s)
             var out = ""
             for piece in templates.pieces(group: v.group) {
                 switch piece {
@@ -197,23 +239,92 @@ public enum VerdictPage {
                 case .value(let name): out += escape(value(name, v, s, look, title, detail))
                 }
             }
-            return out
+            return ByteBuffer(string: out)
         }
+        // The parts that depend only on the language, the verdict and the group's look are
+        // made once and kept (bench sun-serve: the page within 20 % of JSON's CPU per tap).
+        let fixed = fixedParts(kind: v.kind, strings: s, look: look)
+        // Written straight into the answer's buffer: no intermediate string of the whole page.
+        var h = ByteBuffer()
+        h.reserveCapacity(fixed.head.utf8.count + fixed.tail.utf8.count + 400 + (v.reason?.utf8.count ?? 0))
+        h.writeString(fixed.head)
+        if let t = v.tamper {
+            let opened = t.seal != .intact && t.seal != .notEnabled
+            h.writeString(opened ? "<p class=\"seal open\">" : "<p class=\"seal\">")
+            h.writeString(escape(seal(t, s)))
+            h.writeString("</p>")
+        }
+        h.writeString("<dl>")
+        if let uid = v.uid {
+            h.writeString(fixed.uidLabel)
+            h.writeString(escape(uid))
+            h.writeString("</dd>")
+        }
+        if let counter = v.counter {
+            h.writeString(fixed.counterLabel)
+            h.writeString(String(counter))
+            h.writeString("</dd>")
+        }
+        // The letters in the page's own font: C, O and I, never read as digits.
+        if let t = v.tamper {
+            h.writeString(fixed.sealLabel)
+            h.writeString(escape(String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)))
+            h.writeString("</dd>")
+        }
+        h.writeString(fixed.timeLabel)
+        h.writeString(utc(v.time))
+        h.writeString("</dd>")
+        if let reason = v.reason, v.kind != .genuine {
+            h.writeString(fixed.reasonLabel)
+            h.writeString(escape(reason))
+            h.writeString("</dd>")
+        }
+        h.writeString(fixed.tail)
+        return h
+    }
+
+    /// The page around its values, for one language, verdict and look.
+    struct FixedParts: Sendable {
+        var head: String, tail: String
+        var uidLabel: String, counterLabel: String, sealLabel: String, timeLabel: String, reasonLabel: String
+    }
+
+    struct FixedKey: Hashable, Sendable {
+        var language: String
+        var kind: PageVerdict.Kind
+        var look: PageLook?
+    }
+
+    static let fixedCache = Mutex<[FixedKey: FixedParts]>([:])
+
+    static func fixedParts(kind: PageVerdict.Kind, strings s: PageStrings, look: PageLook?) -> FixedParts {
+        let key = FixedKey(language: s.language, kind: kind, look: look)
+        if let parts = fixedCache.withLock({ $0[key] }) { return parts }
+        let parts = makeFixedParts(kind: kind, strings: s, look: look)
+        // Looks change only with the key file: a bound keeps reloads from growing it for ever.
+        fixedCache.withLock { cache in
+            if cache.count >= 4096 { cache.removeAll() }
+            cache[key] = parts
+        }
+        return parts
+    }
+
+    static func makeFixedParts(kind: PageVerdict.Kind, strings s: PageStrings, look: PageLook?) -> FixedParts {
+        let (title, detail) = headline(PageVerdict(status: 0, kind: kind, time: 0), s)
         let colour = look?.colour.flatMap { PageLook.validColour($0) ? $0 : nil } ?? "#1f3a5f"
         let tone: String
-        switch v.kind {
+        switch kind {
         case .genuine: tone = "#0b6b2e"
         case .replay, .rateLimited, .unavailable: tone = "#8a4b00"
         default: tone = "#b00020"
         }
         let mark: String
-        switch v.kind {
+        switch kind {
         case .genuine: mark = "\u{2714}"
         case .replay, .rateLimited, .unavailable: mark = "!"
         default: mark = "\u{2716}"
         }
         var h = ""
-        h.reserveCapacity(2600)
         h += "<!doctype html>\n<html lang=\"\(s.language)\"><head><meta charset=\"utf-8\">"
         h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         h += "<meta name=\"robots\" content=\"noindex\"><title>"
@@ -224,29 +335,21 @@ public enum VerdictPage {
         h += ".bar{background:\(colour)}.v{color:\(tone);border-color:\(tone)}.go{background:\(colour)}"
         h += "</style></head><body><div class=\"bar\">"
         h += look?.brand.map(escape) ?? ""
-        h += "</div><main><div class=\"v\" data-verdict=\"\(v.kind.rawValue)\"><span class=\"m\" aria-hidden=\"true\">\(mark)</span><h1>"
+        h += "</div><main><div class=\"v\" data-verdict=\"\(kind.rawValue)\"><span class=\"m\" aria-hidden=\"true\">\(mark)</span><h1>"
         h += escape(title)
         h += "</h1></div><p class=\"d\">"
         h += escape(detail)
         h += "</p>"
-        if let t = v.tamper {
-            let opened = t.seal != .intact && t.seal != .notEnabled
-            h += "<p class=\"seal\(opened ? " open" : "")\">" + escape(seal(t, s)) + "</p>"
-        }
-        h += "<dl>"
-        if let uid = v.uid { h += "<dt>" + escape(s.uid) + "</dt><dd class=\"mono\">" + escape(uid) + "</dd>" }
-        if let counter = v.counter { h += "<dt>" + escape(s.counter) + "</dt><dd>\(counter)</dd>" }
-        // The letters in the page's own font: C, O and I, never read as digits.
-        if let t = v.tamper { h += "<dt>" + escape(s.seal) + "</dt><dd>" + escape(String(decoding: t.bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : 0x3F }, as: UTF8.self)) + "</dd>" }
-        h += "<dt>" + escape(s.time) + "</dt><dd>" + utc(v.time) + "</dd>"
-        if let reason = v.reason, v.kind != .genuine { h += "<dt>" + escape(s.reason) + "</dt><dd class=\"r\">" + escape(reason) + "</dd>" }
-        h += "</dl>"
-        if v.kind == .genuine, let url = look?.productURL, PageLook.validURL(url) {
+        var tail = "</dl>"
+        if kind == .genuine, let url = look?.productURL, PageLook.validURL(url) {
             let name = look?.brand ?? url
-            h += "<p><a class=\"go\" rel=\"noopener noreferrer\" href=\"" + escape(url) + "\">" + escape(s.continueTo.replacingOccurrences(of: "%@", with: name)) + "</a></p>"
+            tail += "<p><a class=\"go\" rel=\"noopener noreferrer\" href=\"" + escape(url) + "\">" + escape(s.continueTo.replacingOccurrences(of: "%@", with: name)) + "</a></p>"
         }
-        h += "</main></body></html>\n"
-        return h
+        tail += "</main></body></html>\n"
+        return FixedParts(head: h, tail: tail,
+                          uidLabel: "<dt>" + escape(s.uid) + "</dt><dd class=\"mono\">", counterLabel: "<dt>" + escape(s.counter) + "</dt><dd>",
+                          sealLabel: "<dt>" + escape(s.seal) + "</dt><dd>", timeLabel: "<dt>" + escape(s.time) + "</dt><dd>",
+                          reasonLabel: "<dt>" + escape(s.reason) + "</dt><dd class=\"r\">")
     }
 
     static func value(_ name: String, _ v: PageVerdict, _ s: PageStrings, _ look: PageLook?, _ title: String, _ detail: String) -> String {
