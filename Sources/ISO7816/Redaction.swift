@@ -106,6 +106,9 @@ public enum Redaction {
         // Yubico's PIV extensions: SET MANAGEMENT KEY (FF FF FF|FE) and IMPORT ASYMMETRIC KEY (FE).
         Rule("PIV SET MANAGEMENT KEY: a management key", .apdu(classes: .card, ins: [0xFF], p1p2: [0xFFFF, 0xFFFE]), command: .all),
         Rule("PIV IMPORT ASYMMETRIC KEY: a private key", .apdu(classes: .card, ins: [0xFE]), command: .all),
+        // GlobalPlatform PUT KEY (Card Specification §11.8, issue 52): keys enciphered under the
+        // DEK, and their check values. (EXTERNAL AUTHENTICATE, CLA 84, is the rule above.)
+        Rule("GlobalPlatform PUT KEY: keys under the DEK", .apdu(classes: .card, ins: [0xD8]), command: .all),
         // NTAG21x / Ultralight EV1 PWD_AUTH: 1B and the four password bytes.
         Rule("PWD_AUTH: a tag password", .frame(codes: [0x1B], wrappers: [.reader]), command: .bytes(0..<4)),
         // MIFARE Classic AUTH (60 key A, 61 key B): block, then the six key bytes, then the UID.

@@ -128,3 +128,15 @@ struct EmulatorInteropTests {
         #expect(card.current.externalAuthenticates == 0 && !card.current.received.contains(0x50))
     }
 }
+
+@Suite("GlobalPlatform secrets in the redaction table")
+struct GlobalPlatformRedactionTests {
+    @Test("PUT KEY's data and EXTERNAL AUTHENTICATE's cryptograms are secrets; GET STATUS is not")
+    func rules() {
+        let putKey: [UInt8] = [0x84, 0xD8, 0x00, 0x81, 0x10] + [UInt8](repeating: 0xAB, count: 16)
+        #expect(Redaction.isSecret(putKey) && Redaction.isSecret([0x80, 0xD8, 0x31, 0x81, 0x02, 0x31, 0x88]))
+        #expect(!Redaction.hex(putKey).contains("AB"))
+        #expect(Redaction.isSecret([0x84, 0x82, 0x33, 0x00, 0x10] + [UInt8](repeating: 0x11, count: 16)))
+        #expect(!Redaction.isSecret([0x80, 0xF2, 0x40, 0x02, 0x02, 0x4F, 0x00, 0x00]))
+    }
+}
