@@ -21,6 +21,7 @@ public final class CardManager {
     public private(set) var recognition: CardRecognitionData?
     /// GET STATUS commands the last `registry()` sent.
     public private(set) var getStatusCommands = 0
+    var _loadCount = 0
     /// The most `63 10` continuations followed before an answer is judged endless.
     public var maxContinuations = 64
 
@@ -121,6 +122,7 @@ public final class CardManager {
     }
 
     private var tagFormat: Bool?
+    var loadCount: Int { get { _loadCount } set { _loadCount = newValue } }
 
     func getStatus(p1: UInt8, kind: RegistryEntry.Kind) throws -> [RegistryEntry] {
         for format in tagFormat.map({ [$0] }) ?? [true, false] {
@@ -131,7 +133,8 @@ public final class CardManager {
                 let answer = try send(CommandAPDU(cla: 0x80, ins: 0xF2, p1: p1, p2: p2, data: [0x4F, 0x00], ne: 256))
                 getStatusCommands += 1
                 let sw = answer.statusWord
-                if sw == .fileNotFound || sw == .recordNotFound { return entries }
+                // 6A 88 (referenced data not found) is how cards say no entry of that kind exists.
+                if sw == .fileNotFound || sw == .recordNotFound || sw.rawValue == 0x6A88 { return entries }
                 if sw != .success && sw.rawValue != 0x6310 {
                     // A card without the tag format says so to the first command: try the legacy one.
                     if format, tagFormat == nil, rounds == 0, sw == .incorrectP1P2 || sw == .wrongP1P2 || sw == .wrongData { break }

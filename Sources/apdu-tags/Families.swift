@@ -16,6 +16,7 @@ struct Families: ParsableArguments {
     @OptionGroup var mrtd: MRTDFamily
     @OptionGroup var emv: EMVFamily
     @OptionGroup var plus: MifarePlusFamily
+    @OptionGroup var gp: GlobalPlatformFamily
 
     /// The families, in the order above, as parsed.
     var all: [any EmulatedFamily] { Mirror(reflecting: self).children.compactMap { ($0.value as? any FamilyOptionGroup)?.family } }

@@ -1,0 +1,32 @@
+// `apdu gp lock AID`: SET STATUS to LOCKED.
+import APDUCommandLine
+import ArgumentParser
+import GlobalPlatform
+import ISO7816
+
+extension APDUCommand {
+    struct GPLock: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock an application or security domain (it no longer answers SELECT).")
+
+        @Argument(help: ArgumentHelp("The AID, in hex.", valueName: "aid"))
+        var aid: String
+
+        @OptionGroup var keys: GPKeyOptions
+        @OptionGroup var readerOptions: ReaderOptions
+        @OptionGroup var traceOptions: TraceOptions
+
+        func validate() throws { _ = try parseAID(aid, "the AID") }
+
+        func run() throws {
+            try reportingFailures {
+                let target = try parseAID(aid, "the AID")
+                let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
+                    try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
+                    try manager.setLocked(aid: target, true)
+                    return name
+                }
+                Terminal.print("\(Terminal.safe(reader)): locked \(target.hexString)")
+            }
+        }
+    }
+}
