@@ -15,13 +15,15 @@ public final class CardManager {
     public private(set) var isdAID: [UInt8]?
     public private(set) var selectAnswer: [UInt8] = []
     /// Open after `authenticate`.
-    public private(set) var secureChannel: SecureChannel?
+    public internal(set) var secureChannel: SecureChannel?
     /// What the key information template said, once read.
     public private(set) var keyInformation: [KeyInformation]?
     public private(set) var recognition: CardRecognitionData?
     /// GET STATUS commands the last `registry()` sent.
     public private(set) var getStatusCommands = 0
     var _loadCount = 0
+    /// The keys the open channel was made with (for PUT KEY's check after a cut).
+    var authenticatedKeys: StaticKeys?
     /// The most `63 10` continuations followed before an answer is judged endless.
     public var maxContinuations = 64
 
@@ -98,6 +100,7 @@ public final class CardManager {
         if recognition == nil { recognition = try getData(0x0066).flatMap { try? CardRecognitionData($0) } }
         let scp02i = recognition?.protocols.first { $0.version == 2 }?.i ?? 0x15
         secureChannel = try SecureChannel.open(over: transport, keys: keys, level: level, scp02i: scp02i, hostChallenge: hostChallenge)
+        authenticatedKeys = keys
     }
 
     /// Sends through the secure channel when one is open.

@@ -34,6 +34,17 @@ public final class SecureChannel: CardChannel {
     ///   - hostChallenge: for tests with published vectors; random otherwise.
     public static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel? = nil, scp02i: UInt8 = 0x15,
                             hostChallenge: [UInt8]? = nil) throws -> SecureChannel {
+        try open(over: transport, keys: keys, level: level, scp02i: scp02i, hostChallenge: hostChallenge, probeOnly: false)
+    }
+
+    /// INITIALIZE UPDATE and the card's cryptogram checked, no EXTERNAL AUTHENTICATE: whether
+    /// `keys` are the card's, at no cost to its counter. The channel returned is not open.
+    static func probe(over transport: APDUTransport, keys: StaticKeys) throws -> SecureChannel {
+        try open(over: transport, keys: keys, level: nil, scp02i: 0x15, hostChallenge: nil, probeOnly: true)
+    }
+
+    private static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel?, scp02i: UInt8,
+                             hostChallenge: [UInt8]?, probeOnly: Bool) throws -> SecureChannel {
         let challenge = hostChallenge ?? secureRandomBytes(8)
         let initialize = CommandAPDU(cla: 0x80, ins: 0x50, p1: keys.version, p2: 0, data: challenge, ne: 256)
         let answer = try transport.send(initialize)
@@ -60,6 +71,7 @@ public final class SecureChannel: CardChannel {
             tried.version = parsed.keyVersion
             throw GlobalPlatformError(.wrongKeys, "wrong keys for \(tried.description) (\(parsed.scp)): the card's cryptogram does not match, stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
         }
+        if probeOnly { return SecureChannel(transport: transport, session: session, cardAnswer: parsed) }
         let wanted = level ?? parsed.scp.offered
         guard wanted.isValid, wanted.contains(.cMAC) else {
             throw GlobalPlatformError(.policy, "security level \(wanted) is not one a secure channel can take (C-MAC is always on; R-ENCRYPTION needs R-MAC)")

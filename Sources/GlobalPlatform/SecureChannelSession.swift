@@ -209,7 +209,9 @@ public struct SecureChannelSession: Sendable {
     public func encipherKey(_ key: [UInt8]) throws(GlobalPlatformError) -> [UInt8] {
         do {
             if scp.version == 2 { return try BlockCipher(.tdes2, key: dek).encrypt(ecb: key) }
-            return try BlockCipher(KDF.aesAlgorithm(dek.count), key: dek).encrypt(cbc: key)
+            // A key that is not whole blocks (AES-192) is padded with zeros; its length goes before it.
+            let padded = key + [UInt8](repeating: 0, count: (16 - key.count % 16) % 16)
+            return try BlockCipher(KDF.aesAlgorithm(dek.count), key: dek).encrypt(cbc: padded)
         } catch {
             throw GlobalPlatformError(.policy, "a key of \(key.count) bytes cannot be enciphered under the DEK: \(error)")
         }

@@ -140,3 +140,25 @@ struct GlobalPlatformRedactionTests {
         #expect(!Redaction.isSecret([0x80, 0xF2, 0x40, 0x02, 0x02, 0x4F, 0x00, 0x00]))
     }
 }
+
+@Suite("PUT KEY against the emulated card manager")
+struct PutKeyTests {
+    @Test("a new key set and a replacement, 3DES under SCP02 and AES-128/192/256 under SCP03; the new keys authenticate",
+          arguments: [(CardManagerModel.SCP.scp02, 16), (.scp03, 16), (.scp03, 24), (.scp03, 32)])
+    func putKey(_ scp: CardManagerModel.SCP, _ length: Int) throws {
+        let card = CardManagerModel(scp)
+        let manager = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card)))
+        try manager.authenticate(keys: .testKeys)
+        let fresh = StaticKeys(master: (0..<length).map { UInt8($0 * 7 + 3) }, version: 0x21 + UInt8(length))
+        let checks = try manager.putKey(fresh)
+        #expect(checks.count == 3 && card.current.keySets.contains { $0.version == fresh.version && $0.enc == fresh.enc })
+        let again = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card)))
+        try again.authenticate(keys: fresh)
+        // Replace the set just used.
+        let next = StaticKeys(master: (0..<length).map { UInt8($0 * 5 + 1) }, version: 0x50)
+        try again.putKey(next, replacing: fresh.version)
+        #expect(!card.current.keySets.contains { $0.version == fresh.version } && card.current.keySets.contains { $0.version == 0x50 && $0.mac == next.mac })
+        #expect(try CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card))).cardAccepts(next))
+        #expect(card.current.failedAuthentications == 0)
+    }
+}

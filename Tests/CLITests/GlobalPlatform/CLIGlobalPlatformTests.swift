@@ -1,4 +1,5 @@
 import Foundation
+import ISO7816
 import Testing
 import TestSupport
 import VirtualCard
@@ -229,5 +230,79 @@ struct CLIGlobalPlatformTests {
             #expect(r.status == 65 && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
         }
         #expect(card.current.received.isEmpty)
+    }
+
+    @Test("put-key writes a key set the card then authenticates with; the key never in output or trace", arguments: CardManagerModel.SCP.allCases)
+    func putKey(_ scp: CardManagerModel.SCP) async throws {
+        let card = CardManagerModel(scp)
+        let newKey = "0F1E2D3C4B5A69788796A5B4C3D2E1F0"
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["gp", "put-key", "--new-key", newKey, "--new-version", "31", "--test-keys", "--trace", "-r", inserted.reader])
+            #expect(r.status == 0 && r.stdout.contains("key set 31 written"), "\(r.stderr)")
+            #expect(!(r.stdout + r.stderr).uppercased().filter(\.isHexDigit).contains(newKey))
+            let list = try runAPDU(["gp", "list", "--key", newKey, "--key-version", "31", "-r", inserted.reader])
+            #expect(list.status == 0, "\(list.stderr)")
+        }
+    }
+
+    /// The fault matrix: the card pulled after every exchange of put-key (and of install and
+    /// delete): one line, exit 74 or 69, and the card holds the old state or the new one; which
+    /// one is then told by authenticating (a wrong key stops before anything counted).
+    @Test("put-key, install and delete cut after every exchange: old or new, told by authenticating, the counter untouched",
+          arguments: ["put-key", "install", "delete"])
+    func faultMatrix(_ operation: String) async throws {
+        let newKey = "00112233445566778899AABBCCDDEEFF"
+        func command(_ reader: String) -> [String] {
+            switch operation {
+            case "put-key": return ["gp", "put-key", "--new-key", newKey, "--new-version", "31", "--test-keys", "-r", reader]
+            case "install": return ["gp", "install", Self.fixture("gppro-Empty_0102030405.cap"), "--test-keys", "-r", reader]
+            default: return ["gp", "delete", Self.hex(Self.hello), "--deps", "--test-keys", "-r", reader]
+            }
+        }
+        let probe = Self.card(.scp03)
+        try await withInsertedCard(probe) { inserted in
+            let r = try runAPDU(command(inserted.reader))
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let total = probe.current.received.count
+        #expect(total > 5)
+        for n in 0..<total {
+            let card = Self.card(.scp03)
+            let before = card.current
+            try await withInsertedCard(card, faults: Faults(removeAfter: n)) { inserted in
+                let r = try runAPDU(command(inserted.reader))
+                #expect([74, 69].contains(r.status) && r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("Fatal"), "cut after \(n): \(r.status) \(r.stderr)")
+                // The last exchange is PUT KEY itself: its answer never came.
+                if operation == "put-key", n == total - 1 {
+                    #expect(r.stderr.contains("old keys") && r.stderr.contains("new ones") && r.stderr.contains("apdu gp list"), "\(r.stderr)")
+                }
+            }
+            let after = card.current
+            #expect(after.failedAuthentications == 0 && after.externalAuthenticates <= 1)
+            switch operation {
+            case "put-key":
+                let isNew = after.keySets.count == 2
+                #expect(after.keySets.count == 1 || (isNew && after.keySets[1].enc == (try! Hex.decode(newKey))), "cut after \(n): a partial key set")
+                // Told by authenticating: the new keys work exactly when they were written.
+                try await withInsertedCard(card) { inserted in
+                    let check = try runAPDU(["gp", "list", "--key", newKey, "--key-version", "31", "-r", inserted.reader])
+                    #expect(check.status == (isNew ? 0 : 1), "cut after \(n): \(check.stderr)")
+                }
+                #expect(card.current.failedAuthentications == 0)
+            case "install":
+                // Either nothing, a partial load file the delete names, or the package (and its applet).
+                let packages = after.entries.filter { $0.aid == [1, 2, 3, 4, 5] }
+                #expect(after.loading == nil || after.loading == [1, 2, 3, 4, 5])
+                #expect(packages.count <= 1)
+                if after.loading != nil {
+                    try await withInsertedCard(card) { inserted in
+                        let d = try runAPDU(["gp", "delete", "0102030405", "--test-keys", "-r", inserted.reader])
+                        #expect(d.status == 0 && card.current.loading == nil, "\(d.stderr)")
+                    }
+                }
+            default:
+                #expect(after.entries.count == before.entries.count || after.entries.count == 1, "cut after \(n): \(after.entries.count) entries")
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ extension APDUCommand {
                 deletion, a package with instances without --deps, card-lock without --yes); 64 usage. See \
                 docs/globalplatform.md.
                 """,
-            subcommands: [GPInfo.self, GPList.self, GPInstall.self, GPDelete.self, GPLock.self, GPUnlock.self, GPCardLock.self])
+            subcommands: [GPInfo.self, GPList.self, GPInstall.self, GPDelete.self, GPLock.self, GPUnlock.self, GPCardLock.self, GPPutKey.self])
     }
 }
 
