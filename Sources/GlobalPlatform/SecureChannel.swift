@@ -28,6 +28,8 @@ public final class SecureChannel: CardChannel {
     /// AUTHENTICATE, once: a wrong key throws `.wrongKeys` with nothing counted sent, and no
     /// step is ever retried.
     /// - Parameters:
+    ///   - transport: the channel to the card, its Security Domain selected.
+    ///   - keys: the static keys (diversified here when they say so).
     ///   - level: the level to ask for; nil: the highest the card's protocol offers.
     ///   - scp02i: SCP02's i parameter (from the card recognition data), which INITIALIZE
     ///     UPDATE's answer does not carry.

@@ -16,8 +16,10 @@ public struct InitializeUpdateResponse: Sendable, Hashable {
     public var cardChallenge: [UInt8]
     public var cardCryptogram: [UInt8]
 
-    /// - Parameter scp02i: the i parameter of SCP02, which the answer does not carry (it comes
-    ///   from the card recognition data; 15 when unknown).
+    /// - Parameters:
+    ///   - data: the answer's data.
+    ///   - scp02i: the i parameter of SCP02, which the answer does not carry (it comes
+    ///     from the card recognition data; 15 when unknown).
     public init(_ data: [UInt8], scp02i: UInt8 = 0x15) throws(GlobalPlatformError) {
         guard data.count >= 12 else { throw GlobalPlatformError(.malformed, "INITIALIZE UPDATE answered \(data.count) bytes, fewer than 12") }
         diversificationData = Array(data[0..<10])
