@@ -305,4 +305,18 @@ struct CLIGlobalPlatformTests {
             }
         }
     }
+
+    @Test("a card whose cryptogram is made with other keys: every operation stops before EXTERNAL AUTHENTICATE, nothing changed",
+          arguments: [["list"], ["delete", "D0D1D2D3D4D50101"], ["lock", "D0D1D2D3D4D50101"], ["unlock", "D0D1D2D3D4D50101"], ["card-lock", "--yes"],
+                      ["put-key", "--new-key", "00112233445566778899AABBCCDDEEFF", "--new-version", "31"], ["install", "CAP"]])
+    func wrongCryptogramEverywhere(_ operation: [String]) async throws {
+        let card = Self.card(.scp03, hostile: .wrongCryptogram)
+        let arguments = operation.map { $0 == "CAP" ? Self.fixture("kaoh-helloworld.cap") : $0 }
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["gp"] + arguments + ["--test-keys", "-r", inserted.reader])
+            #expect(r.status == 1 && r.stderr.contains("counter untouched") && r.stderr.split(separator: "\n").count == 1, "\(operation): \(r.stderr)")
+        }
+        #expect(card.current.externalAuthenticates == 0 && card.current.entries.count == 3 && card.current.keySets.count == 1 && card.current.cardLifeCycle == 0x0F)
+        #expect(!card.current.received.contains { [0xE4, 0xE6, 0xE8, 0xF0, 0xD8, 0xF2].contains($0) })
+    }
 }
