@@ -27,6 +27,17 @@ extension CardManager {
     public func install(_ cap: CAPFile, instance: [UInt8]? = nil, privileges: [UInt8] = [0x00], parameters: [UInt8] = [],
                         includeDescriptor: Bool = false, maxData: Int = 255) throws {
         let isd = isdAID ?? Self.knownISDAIDs[0]
+        // Blocks above a short APDU travel in extended length, which both the reader and the card
+        // must take; SCP02's C-MAC covers a one-byte Lc, so it stays short.
+        if maxData > 255 {
+            guard maxData <= 65535 else { throw GlobalPlatformError(.policy, "a LOAD block is at most 65535 bytes") }
+            guard transport.extendedLengthUsable else {
+                throw GlobalPlatformError(.policy, "blocks of \(maxData) bytes need extended length, which this reader does not pass")
+            }
+            if secureChannel?.session.scp.version == 2 {
+                throw GlobalPlatformError(.policy, "SCP02 MACs a one-byte Lc: LOAD blocks above 255 bytes need SCP03")
+            }
+        }
         let entries = try registry()
         if entries.contains(where: { $0.aid == cap.package.aid }) {
             throw GlobalPlatformError(.policy, "package \(cap.package.aid.hexString) is on the card already: delete it first (apdu gp delete \(cap.package.aid.hexString) --deps)")
@@ -43,7 +54,7 @@ extension CardManager {
             let last = n == blocks.count - 1
             let answer: ResponseAPDU
             do {
-                answer = try send(CommandAPDU(cla: 0x80, ins: 0xE8, p1: last ? 0x80 : 0x00, p2: UInt8(n), data: piece, ne: 256))
+                answer = try send(CommandAPDU(cla: 0x80, ins: 0xE8, p1: last ? 0x80 : 0x00, p2: UInt8(n), data: piece, ne: 256, forceExtended: maxData > 255))
             } catch {
                 throw GlobalPlatformError(.interrupted, "the install was cut at LOAD \(n + 1) of \(blocks.count): the card may hold a partial load file \(cap.package.aid.hexString); apdu gp delete \(cap.package.aid.hexString) removes it (\(error))")
             }

@@ -319,4 +319,28 @@ struct CLIGlobalPlatformTests {
         #expect(card.current.externalAuthenticates == 0 && card.current.entries.count == 3 && card.current.keySets.count == 1 && card.current.cardLifeCycle == 0x0F)
         #expect(!card.current.received.contains { [0xE4, 0xE6, 0xE8, 0xF0, 0xD8, 0xF2].contains($0) })
     }
+
+    @Test("--block-size above 255: LOADs in extended length under SCP03, as few as the card's buffer allows; SCP02 refuses it", arguments: ["01", "33"])
+    func extendedLoad(_ level: String) async throws {
+        let card = CardManagerModel(.scp03)
+        try await withInsertedCard(card) { inserted in
+            let short = try runAPDU(["gp", "install", Self.fixture("jcalgtest-AlgTest_v1.7_supportOnly_jc222.cap"), "--json", "--test-keys", "--level", level,
+                                     "-r", inserted.reader])
+            #expect(short.status == 0 && (try? short.json() as? [String: Any])?["loads"] as? Int == 23, "\(short.stdout) \(short.stderr)")
+            _ = try runAPDU(["gp", "delete", "4A43416C6754657374", "--deps", "--test-keys", "-r", inserted.reader])
+            let r = try runAPDU(["gp", "install", Self.fixture("jcalgtest-AlgTest_v1.7_supportOnly_jc222.cap"), "--json", "--test-keys", "--level", level,
+                                 "--block-size", "2048", "-r", inserted.reader])
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            let size = try #require(doc["loadFileBytes"] as? Int), block = try #require(doc["blockSize"] as? Int)
+            #expect(block == (level == "33" ? 2031 : 2040) && doc["loads"] as? Int == (size + block - 1) / block && doc["loads"] as? Int == 3, "\(doc)")
+            #expect(card.current.entries.contains { Self.hex($0.aid) == "4A43416C675465737431" && $0.lifeCycle == 0x07 })
+        }
+        let scp02 = CardManagerModel(.scp02)
+        try await withInsertedCard(scp02) { inserted in
+            let r = try runAPDU(["gp", "install", Self.fixture("kaoh-helloworld.cap"), "--test-keys", "--block-size", "1024", "-r", inserted.reader])
+            #expect(r.status == 77 && r.stderr.contains("SCP03"), "\(r.stderr)")
+        }
+        #expect(!scp02.current.received.contains(0xE8))
+    }
 }

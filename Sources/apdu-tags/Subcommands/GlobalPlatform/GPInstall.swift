@@ -35,6 +35,10 @@ extension APDUCommand {
         @Flag(help: "Load the Descriptor component too.")
         var descriptor = false
 
+        @Option(help: ArgumentHelp("The most data bytes a LOAD may carry (the card's buffer): 255 is a short APDU; more uses extended length (SCP03, a reader and card that take it).",
+                                   valueName: "bytes"))
+        var blockSize = 255
+
         @OptionGroup var keys: GPKeyOptions
         @OptionGroup var readerOptions: ReaderOptions
         @OptionGroup var output: OutputOptions
@@ -44,6 +48,7 @@ extension APDUCommand {
             if let params, (try? Hex.decode(params, allowEmpty: true)).map({ $0.count <= 127 }) != true { throw ValidationError("--params is at most 127 bytes in hex") }
             if let privs, (try? Hex.decode(privs)).map({ $0.count == 1 || $0.count == 3 }) != true { throw ValidationError("--privs is 1 or 3 bytes in hex") }
             if let instance { _ = try parseAID(instance, "--instance") }
+            if blockSize < 64 || blockSize > 65535 { throw ValidationError("--block-size is 64 to 65535 bytes") }
         }
 
         func run() throws {
@@ -57,8 +62,8 @@ extension APDUCommand {
                 let (reader, loads, block): (String, Int, Int) = try withCardManager(readerOptions, traceOptions) { name, manager in
                     try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
                     try manager.install(cap, instance: try instance.map { try Hex.decode($0) }, privileges: privileges, parameters: parameters,
-                                        includeDescriptor: descriptor)
-                    return (name, manager.lastLoadCount, manager.loadBlockSize())
+                                        includeDescriptor: descriptor, maxData: blockSize)
+                    return (name, manager.lastLoadCount, manager.loadBlockSize(maxData: blockSize))
                 }
                 let size = cap.loadFileDataBlock(includeDescriptor: descriptor).count
                 if output.json {
