@@ -162,3 +162,21 @@ struct PutKeyTests {
         #expect(card.current.failedAuthentications == 0)
     }
 }
+
+@Suite("Diversified keys against the emulated card manager")
+struct DiversificationTests {
+    @Test("a card holding keys diversified from a master: the master and the method authenticate, the master alone stops at the cryptogram",
+          arguments: [(CardManagerModel.SCP.scp02, Diversification.emv), (.scp02, .visa2), (.scp03, .kdf3)])
+    func diversified(_ scp: CardManagerModel.SCP, _ method: Diversification) throws {
+        let master: [UInt8] = (0..<16).map { UInt8(0xA0 + $0) }
+        // The emulated card's key diversification data (INITIALIZE UPDATE bytes 0-9).
+        let data: [UInt8] = [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99]
+        let own = try StaticKeys(master: master, diversification: method).diversified(with: data, aes: scp == .scp03)
+        #expect(own.enc != master && own.enc != own.mac)
+        let card = CardManagerModel(scp, keys: .init(version: 0x31, enc: own.enc, mac: own.mac, dek: own.dek))
+        try CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card))).authenticate(keys: StaticKeys(master: master, diversification: method))
+        #expect { try CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card))).authenticate(keys: StaticKeys(master: master)) }
+            throws: { ($0 as? GlobalPlatformError)?.kind == .wrongKeys }
+        #expect(card.current.failedAuthentications == 0 && card.current.externalAuthenticates == 1)
+    }
+}

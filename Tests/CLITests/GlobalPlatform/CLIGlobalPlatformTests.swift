@@ -62,6 +62,9 @@ struct CLIGlobalPlatformTests {
             #expect(doc["securityLevel"] as? String == expected)
             // Page size 1: 1 ISD + 3 applications + 2 packages.
             #expect(doc["getStatusCommands"] as? Int == 6)
+            let three = try runAPDU(["gp", "list", "--enc", "404142434445464748494A4B4C4D4E4F", "--mac", "404142434445464748494A4B4C4D4E4F",
+                                     "--dek", "404142434445464748494A4B4C4D4E4F", "-r", inserted.reader])
+            #expect(three.status == 0, "\(three.stderr)")
             let text = try runAPDU(["gp", "list", "--test-keys", "-r", inserted.reader])
             #expect(text.stdout.contains("ISD  A000000151000000  SECURED") && text.stdout.contains("module D0D1D2D3D4D50101"), "\(text.stdout)")
         }
