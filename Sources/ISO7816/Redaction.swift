@@ -312,10 +312,30 @@ public enum Redaction {
 
     // MARK: - Showing
 
+    /// The INS bytes of the table's APDU rules and the codes of its bare frames: a command that
+    /// matches neither, and is no ISO-wrapped or reader frame, holds no secret by the table.
+    static let (apduInstructions, bareCodes): (Set<UInt8>, Set<UInt8>) = {
+        var ins = Set<UInt8>(), bare = Set<UInt8>()
+        for rule in rules {
+            switch rule.shape {
+            case let .apdu(_, set, _): ins.formUnion(set)
+            case let .frame(codes, wrappers): if wrappers.contains(.bare) { bare.formUnion(codes) }
+            }
+        }
+        return (ins, bare)
+    }()
+
+    /// Whether the table could find a secret in the command alone: `apdu send` and `script` ask
+    /// this for every command they print, so most are waved through after two set lookups.
+    static func mayHoldSecret(_ command: [UInt8]) -> Bool {
+        guard let first = command.first else { return false }
+        return first == 0x90 || first == 0xFF || bareCodes.contains(first) || (command.count >= 4 && apduInstructions.contains(command[1]))
+    }
+
     /// Hex of a command, its secret bytes by the table replaced by `**` per byte (so the length
     /// still shows).
     public static func hex(_ command: [UInt8], showSecrets: Bool = false, separator: String = " ") -> String {
-        guard !showSecrets else { return Hex.encode(command, separator: separator) }
+        guard !showSecrets, mayHoldSecret(command) else { return Hex.encode(command, separator: separator) }
         let hidden = secrets(command: command).compactMap(\.command)
         return masked(command, hidden, separator: separator)
     }
