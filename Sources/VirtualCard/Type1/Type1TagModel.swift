@@ -39,6 +39,9 @@ public final class Type1TagModel: @unchecked Sendable {
     }
 
     public let chip: Chip
+    /// false: a hostile chip whose LOCK2-LOCK7 bits set and read back but bar nothing (a lock
+    /// is proven only by a block it locks refusing a write).
+    public let honoursDynamicLocks: Bool
     /// UID0-6, as in block 0.
     public let uid: [UInt8]
     private let memory: Locked<[UInt8]>
@@ -51,8 +54,10 @@ public final class Type1TagModel: @unchecked Sendable {
     public var contents: [UInt8] { memory.current }
     public var hr: [UInt8] { [chip.hr0, chip.hr1] }
 
-    public init(chip: Chip, uid: [UInt8] = [0xB2, 0x56, 0x54, 0x00, 0x1A, 0x2B, 0x25], memory image: [UInt8]? = nil) {
+    public init(chip: Chip, uid: [UInt8] = [0xB2, 0x56, 0x54, 0x00, 0x1A, 0x2B, 0x25], memory image: [UInt8]? = nil,
+                honoursDynamicLocks: Bool = true) {
         self.chip = chip
+        self.honoursDynamicLocks = honoursDynamicLocks
         self.uid = Array((uid + [UInt8](repeating: 0, count: 7)).prefix(7))
         var m = image ?? Self.factoryImage(chip: chip, uid: self.uid)
         m = Array((m + [UInt8](repeating: 0, count: max(0, chip.memorySize - m.count))).prefix(chip.memorySize))
@@ -77,6 +82,11 @@ public final class Type1TagModel: @unchecked Sendable {
 
     /// Whether `block` is locked by its lock bit.
     public func isLocked(block: Int) -> Bool { Self.isLocked(block: block, in: memory.current, chip: chip) }
+
+    /// Whether the chip bars writes to `block` by its lock bit (the hostile chip: not past F).
+    func lockBars(_ block: Int, _ m: [UInt8]) -> Bool {
+        block >= 16 && !honoursDynamicLocks ? false : Self.isLocked(block: block, in: m, chip: chip)
+    }
 
     static func isLocked(block: Int, in m: [UInt8], chip: Chip) -> Bool {
         if block < 16 { return m[0x70 + block / 8] & (1 << (block % 8)) != 0 }
@@ -110,7 +120,7 @@ public final class Type1TagModel: @unchecked Sendable {
             case 0x53, 0x1A:
                 guard address < 0x78, let d = data.first else { return nil }
                 let barred: Set<Int> = code == 0x53 ? [0, 0x0D, 0x0E] : [0, 0x0D]
-                if barred.contains(block) || (block != 0x0E && Self.isLocked(block: block, in: m, chip: chip)) { return nil }
+                if barred.contains(block) || (block != 0x0E && self.lockBars(block, m)) { return nil }
                 let a = block * 8 + byte
                 m[a] = code == 0x53 ? d : m[a] | d
                 changed(m)
@@ -127,7 +137,7 @@ public final class Type1TagModel: @unchecked Sendable {
                 guard chip.dynamic, data.count == 8 else { return nil }
                 let b = Int(address) & 0x3F
                 let barred: Set<Int> = code == 0x54 ? [0, 0x0D, 0x0E, 0x0F] : [0, 0x0D]
-                if barred.contains(b) || (b != 0x0E && b != 0x0F && Self.isLocked(block: b, in: m, chip: chip)) { return nil }
+                if barred.contains(b) || (b != 0x0E && b != 0x0F && self.lockBars(b, m)) { return nil }
                 for i in 0..<8 { m[b * 8 + i] = code == 0x54 ? data[i] : m[b * 8 + i] | data[i] }
                 changed(m)
                 return [address] + Array(m[(b * 8)..<(b * 8 + 8)])

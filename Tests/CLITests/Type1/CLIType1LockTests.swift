@@ -71,6 +71,16 @@ struct CLIType1LockTests {
         #expect(Array(model.contents[0x7A..<0x80]) == [UInt8](repeating: 0xFF, count: 6) && model.isLocked(block: 0x10) && model.isLocked(block: 0x3F))
     }
 
+    @Test("a Topaz 512 whose dynamic lock bits set but bar nothing: the probe of block 10 answers, so no lock is reported (LOCK0's block 1 alone proves nothing past F)")
+    func dynamicLockProbed() async throws {
+        let model = Type1TagModel(chip: .topaz512, honoursDynamicLocks: false)
+        try await withInsertedCard(Type1Reader(.scm, tag: model)) { inserted in
+            let lock = try runAPDU(["ndef-lock", "--yes", "-r", inserted.reader])
+            #expect(lock.status != 0 && !lock.stdout.contains("refuses writes") && lock.stderr.split(separator: "\n").count == 1, "\(lock.status) \(lock.stdout) \(lock.stderr)")
+        }
+        #expect(Array(model.contents[0x7A..<0x80]) == [UInt8](repeating: 0xFF, count: 6), "the bits were set; they just bar nothing")
+    }
+
     @Test("SCM writes: the manual's form (no Le) reaches the tag at once; a reader that wants an Le is learned once per connection",
           arguments: [true, false])
     func scmWriteForm(_ withoutLe: Bool) async throws {
