@@ -58,9 +58,27 @@ public struct APDUScript: Hashable, Sendable {
             nibbles = n
         }
 
+        /// The same from ASCII bytes (`apdu script`'s plain lines): whitespace anywhere, four
+        /// digits or `x`; nil for anything else, as the text form.
+        init?(ascii bytes: UnsafeBufferPointer<UInt8>) {
+            var n: [UInt8?] = []
+            for b in bytes {
+                if b == 0x20 || (0x09...0x0D).contains(b) { continue }
+                guard n.count < 4 else { return nil }
+                if b | 0x20 == UInt8(ascii: "x") { n.append(nil); continue }
+                guard let v = Hex.nibbleValue(b) else { return nil }
+                n.append(v)
+            }
+            guard n.count == 4 else { return nil }
+            nibbles = n
+        }
+
         public func matches(_ sw: StatusWord) -> Bool {
-            let value = [sw.sw1 >> 4, sw.sw1 & 0xF, sw.sw2 >> 4, sw.sw2 & 0xF]
-            return zip(nibbles, value).allSatisfy { $0 == nil || $0 == $1 }
+            // Checked per APDU of a script: the nibbles of the word, high first, without an array.
+            for (i, nibble) in nibbles.enumerated() {
+                if let nibble, nibble != UInt8(truncatingIfNeeded: sw.rawValue >> (12 - 4 * i) & 0xF) { return false }
+            }
+            return true
         }
 
         public var description: String {
@@ -72,14 +90,108 @@ public struct APDUScript: Hashable, Sendable {
 
     /// Parses a script. Stops at `exit` or `quit`. Lines are limited to keep hostile input bounded.
     public init(parsing text: String) throws(ParseError) {
+        try self.init(parsing: text, fastLines: true)
+    }
+
+    /// `fastLines: false` parses every line the general way: the reference the fast path is
+    /// tested against.
+    package init(parsing text: String, fastLines: Bool) throws(ParseError) {
+        var parser = Parser(fastLines: fastLines)
+        var text = TextInput.normalized(text)
+        // Lines split on the UTF-8 bytes: no grapheme breaking over a script of thousands of lines.
+        let failure = text.withUTF8 { (bytes) -> ParseError? in
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                do throws(ParseError) {
+                    if try !parser.line(UnsafeBufferPointer(rebasing: bytes[start..<end])) { return nil }
+                } catch { return error }
+                start = end + 1
+            }
+            return nil
+        }
+        if let failure { throw failure }
+        if !parser.pending.isEmpty { throw ParseError(line: parser.pendingLine, reason: "the script ends inside a continued line") }
+        self.steps = parser.steps
+    }
+
+    /// The state of a parse, one line at a time.
+    private struct Parser {
+        let fastLines: Bool
         var steps: [Step] = []
         var pending = ""
         var pendingLine = 0
         var number = 0
-        // Lines split on the UTF-8 bytes: no grapheme breaking over a script of thousands of lines.
-        for rawLine in TextInput.normalized(text).utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        init(fastLines: Bool) {
+            self.fastLines = fastLines
+        }
+
+        /// Takes one line; false at `exit` or `quit`.
+        mutating func line(_ bytes: UnsafeBufferPointer<UInt8>) throws(ParseError) -> Bool {
             number += 1
-            var line = Substring(rawLine)
+            // `apdu script` runs files of thousands of APDUs, which CI runs against pcscd: a plain
+            // APDU line (hex, maybe `=> SW`) is read straight off its bytes (issue 50). Anything
+            // else, and every error, takes the general path below, so messages stay the same.
+            if fastLines, pending.isEmpty, let step = Self.plainAPDU(bytes, line: number) {
+                steps.append(step)
+                return true
+            }
+            return try generalLine(String(decoding: bytes, as: UTF8.self))
+        }
+
+        /// A line that is only hex (and separators), optionally `=> PATTERN[, PATTERN…]` and a
+        /// `#` comment, all ASCII; nil for anything else, or anything wrong.
+        static func plainAPDU(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> Step? {
+            // One pass: the hex decoded on the stack up to `=>`, the rest only checked (a `#`
+            // ends the line; a continuation, a second `=`, a byte outside ASCII are the general
+            // path's). The command's data is the line's one allocation.
+            var end = bytes.count
+            var arrow: Int?
+            let parsed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count / 2 + 1) { out -> CommandAPDU? in
+                var high: UInt8 = 0xFF
+                var count = 0
+                var i = 0
+                while i < end {
+                    let b = bytes[i]
+                    i += 1
+                    if arrow == nil, let nibble = Hex.nibbleValue(b) {
+                        if high == 0xFF { high = nibble } else { out[count] = high << 4 | nibble; count += 1; high = 0xFF }
+                    } else if b == 0x20 || b == 0x09 || (arrow == nil && (b == UInt8(ascii: ":") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_"))) {
+                        // Hex.decode's separators, but for line ends (none inside a line): any other
+                        // byte, even whitespace that trimming would take at an edge, is the general path's.
+                        continue
+                    } else if b == UInt8(ascii: "#") {
+                        end = i - 1
+                    } else if b == UInt8(ascii: "=") {
+                        guard arrow == nil, i < bytes.count, bytes[i] == UInt8(ascii: ">") else { return nil }
+                        arrow = i - 1
+                        i += 1
+                    } else if arrow == nil || b >= 0x80 || b == UInt8(ascii: "\\") {
+                        return nil
+                    }
+                }
+                // Fewer than five digits may be a word (`exit`, `reset`) or an error: the general path.
+                guard high == 0xFF, count >= 4 else { return nil }
+                return try? CommandAPDU(encoding: UnsafeBufferPointer(rebasing: out[0..<count]))
+            }
+            guard let command = parsed else { return nil }
+            guard let arrow else { return .apdu(command, expect: nil, line: line) }
+            var patterns: [StatusWordPattern] = []
+            var k = arrow + 2
+            while k <= end {
+                var tokenEnd = k
+                while tokenEnd < end, bytes[tokenEnd] != UInt8(ascii: ",") { tokenEnd += 1 }
+                guard let pattern = StatusWordPattern(ascii: UnsafeBufferPointer(rebasing: bytes[k..<tokenEnd])) else { return nil }
+                patterns.append(pattern)
+                k = tokenEnd + 1
+            }
+            return .apdu(command, expect: patterns, line: line)
+        }
+
+        /// Any line: words, `tag` frames, continuations, and every error's message.
+        mutating func generalLine(_ text: String) throws(ParseError) -> Bool {
+            var line = Substring(text)
             if let hash = line.utf8.firstIndex(of: UInt8(ascii: "#")) { line = line[..<hash] }
             var trimmed = line.trimmingWhitespace
             if pending.isEmpty { pendingLine = number }
@@ -87,21 +199,22 @@ public struct APDUScript: Hashable, Sendable {
                 trimmed.removeLast()
                 pending += trimmed + " "
                 guard pending.utf8.count < 300_000 else { throw ParseError(line: pendingLine, reason: "continued line too long") }
-                continue
+                return true
             }
             let full = pending.isEmpty ? trimmed : (pending + trimmed).trimmingWhitespace
             pending = ""
-            if full.isEmpty { continue }
+            if full.isEmpty { return true }
             // The words (exit, quit, reset, tag …) are short or start with t; an APDU line is
             // neither, and is not lowercased.
             let lower = full.utf8.count <= 5 || full.utf8.first.map({ $0 | 0x20 == UInt8(ascii: "t") }) == true ? full.lowercased() : ""
-            if lower == "exit" || lower == "quit" { break }
+            if lower == "exit" || lower == "quit" { return false }
             if lower == "reset" {
                 steps.append(.reset(line: pendingLine))
-                continue
+                return true
             }
             let parts = full.utf8.contains(UInt8(ascii: "=")) ? full.components(separatedBy: "=>") : [full]
             guard parts.count <= 2 else { throw ParseError(line: pendingLine, reason: "more than one '=>'") }
+            let pendingLine = self.pendingLine
             if lower.hasPrefix("tag ") || lower == "tag" {
                 let frame: [UInt8]
                 do { frame = try Hex.decode(parts[0].dropFirst(3)) } catch {
@@ -119,7 +232,7 @@ public struct APDUScript: Hashable, Sendable {
                     guard expect?.isEmpty == false else { throw ParseError(line: pendingLine, reason: "'=>' needs an answer (data, ack, nak, none)") }
                 }
                 steps.append(.tag(frame, expect: expect, line: pendingLine))
-                continue
+                return true
             }
             let command: CommandAPDU
             do { command = try CommandAPDU(hex: parts[0]) } catch {
@@ -138,9 +251,8 @@ public struct APDUScript: Hashable, Sendable {
                 expect = patterns
             }
             steps.append(.apdu(command, expect: expect, line: pendingLine))
+            return true
         }
-        if !pending.isEmpty { throw ParseError(line: pendingLine, reason: "the script ends inside a continued line") }
-        self.steps = steps
     }
 }
 

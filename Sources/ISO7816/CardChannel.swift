@@ -164,10 +164,17 @@ public final class APDUTransport {
 
     /// Sends one logical command and returns the complete response.
     public func send(_ command: CommandAPDU) throws -> ResponseAPDU {
+        try send(command, encoded: command.bytes)
+    }
+
+    /// The same, with `encoded` the command's `bytes`, made once by a caller that also shows
+    /// them (`apdu script` and `send` print every APDU they send, issue 50).
+    package func send(_ command: CommandAPDU, encoded: [UInt8]) throws -> ResponseAPDU {
         if let selectPolicy, let aid = selectPolicy.refusal(for: command) {
             throw TransmitError.refusedSelect(aid: aid)
         }
-        if policy.raw { return try exchange(command.bytes, .command) }
+        let policy = self.policy
+        if policy.raw { return try exchange(encoded, .command) }
 
         var command = command
         var response: ResponseAPDU
@@ -179,7 +186,7 @@ public final class APDUTransport {
             command.forceExtended = false
             response = try sendChained(command)
         } else {
-            response = try exchange(command.bytes, .command)
+            response = try exchange(encoded, .command)
             // ISO 7816-4: 67 00 is wrong length; to an extended APDU it means the reader (or card)
             // does not take the form. Learned once: the caller splits from then on.
             if needsExtended, response.statusWord == .wrongLength { forms.extendedLength = false }
@@ -246,16 +253,20 @@ public final class APDUTransport {
 
     private func exchange(_ bytes: [UInt8], _ purpose: Exchange.Purpose) throws -> ResponseAPDU {
         let raw = try observed(bytes, purpose)
-        do { return try ResponseAPDU(bytes: raw) } catch { throw TransmitError.malformedResponse(raw) }
+        guard raw.count >= 2 else { throw TransmitError.malformedResponse(raw) }
+        return ResponseAPDU(splitting: raw)
     }
 
     /// One physical exchange, timed and shown to the observer (also when it fails).
     private func observed(_ bytes: [UInt8], _ purpose: Exchange.Purpose, secret: Range<Int>? = nil, secretResponse: Bool = false) throws -> [UInt8] {
+        // Nobody watching (no trace, no recording): the exchange alone, no clock and no record
+        // of it (`apdu script` sends thousands, issue 50).
+        guard let observer else { return try channel.transmit(bytes) }
         let start = ContinuousClock.now
         var exchange = Exchange(command: bytes, response: [], duration: .zero, purpose: purpose, secretRange: secret, secretResponse: secretResponse)
         defer {
             exchange.duration = ContinuousClock.now - start
-            observer?(exchange)
+            observer(exchange)
         }
         exchange.response = try channel.transmit(bytes)
         return exchange.response

@@ -58,11 +58,16 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// Parses an encoded command APDU, short or extended.
     public init(bytes: [UInt8]) throws(ParseError) {
-        let n = bytes.count
+        try self.init(encoding: bytes)
+    }
+
+    /// The same over any contiguous bytes (a script line decoded in place, issue 50).
+    package init<Bytes: RandomAccessCollection<UInt8>>(encoding bytes: Bytes) throws(ParseError) where Bytes.Index == Int {
+        let n = bytes.count, s = bytes.startIndex
         guard n >= 4 else { throw .tooShort(length: n) }
-        self.init(cla: bytes[0], ins: bytes[1], p1: bytes[2], p2: bytes[3])
+        self.init(cla: bytes[s], ins: bytes[s + 1], p1: bytes[s + 2], p2: bytes[s + 3])
         if n == 4 { return }
-        let b5 = Int(bytes[4])
+        let b5 = Int(bytes[s + 4])
         if n == 5 {
             ne = b5 == 0 ? 256 : b5
             return
@@ -70,10 +75,10 @@ public struct CommandAPDU: Hashable, Sendable {
         if b5 != 0 {
             // Short Lc.
             if n == 5 + b5 {
-                data = Array(bytes[5..<n])
+                data = Array(bytes[(s + 5)..<(s + n)])
             } else if n == 6 + b5 {
-                data = Array(bytes[5..<(n - 1)])
-                let le = Int(bytes[n - 1])
+                data = Array(bytes[(s + 5)..<(s + n - 1)])
+                let le = Int(bytes[s + n - 1])
                 ne = le == 0 ? 256 : le
             } else {
                 throw .lengthMismatch(length: n, lc: b5, expected: [5 + b5, 6 + b5])
@@ -83,17 +88,17 @@ public struct CommandAPDU: Hashable, Sendable {
         // b5 == 0 with more bytes: extended form.
         forceExtended = true
         guard n >= 7 else { throw .lengthMismatch(length: n, lc: 0, expected: [5, 7]) }
-        let x = Int(bytes[5]) << 8 | Int(bytes[6])
+        let x = Int(bytes[s + 5]) << 8 | Int(bytes[s + 6])
         if n == 7 {
             ne = x == 0 ? 65536 : x
             return
         }
         guard x != 0 else { throw .zeroExtendedLc }
         if n == 7 + x {
-            data = Array(bytes[7..<n])
+            data = Array(bytes[(s + 7)..<(s + n)])
         } else if n == 9 + x {
-            data = Array(bytes[7..<(n - 2)])
-            let le = Int(bytes[n - 2]) << 8 | Int(bytes[n - 1])
+            data = Array(bytes[(s + 7)..<(s + n - 2)])
+            let le = Int(bytes[s + n - 2]) << 8 | Int(bytes[s + n - 1])
             ne = le == 0 ? 65536 : le
         } else {
             throw .lengthMismatch(length: n, lc: x, expected: [7 + x, 9 + x])
@@ -132,25 +137,50 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// The encoded APDU. Call `validate()` first for values from outside; out-of-range Ne is clamped.
     public var bytes: [UInt8] {
-        var out = header
-        out.reserveCapacity(9 + data.count)
-        let ne = self.ne.map { min(max($0, 1), 65536) }
-        if isExtended {
-            if !data.isEmpty {
-                out += [0, UInt8(data.count >> 8 & 0xFF), UInt8(data.count & 0xFF)]
-                out += data
-                if let ne { out += [UInt8(ne >> 8 & 0xFF), UInt8(ne & 0xFF)] }
-            } else if let ne {
-                out += [0, UInt8(ne >> 8 & 0xFF), UInt8(ne & 0xFF)]
-            }
-        } else {
-            if !data.isEmpty {
-                out.append(UInt8(data.count))
-                out += data
-            }
-            if let ne { out.append(UInt8(ne & 0xFF)) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: encodedCount) { buffer in
+            Array(UnsafeBufferPointer(rebasing: buffer[0..<write(into: buffer)]))
         }
-        return out
+    }
+
+    /// The length of `bytes`.
+    public var encodedCount: Int {
+        let extended = isExtended
+        let lc = data.isEmpty ? 0 : (extended ? 3 : 1)
+        let le = ne == nil ? 0 : (extended ? (data.isEmpty ? 3 : 2) : 1)
+        return 4 + lc + data.count + le
+    }
+
+    /// Writes the encoding into `out`, which has room for `encodedCount` bytes, and returns its
+    /// length: the one encoder.
+    func write(into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        out[0] = cla; out[1] = ins; out[2] = p1; out[3] = p2
+        var o = 4
+        let ne = self.ne.map { min(max($0, 1), 65536) }
+        let extended = isExtended
+        if !data.isEmpty {
+            if extended {
+                out[4] = 0; out[5] = UInt8(data.count >> 8 & 0xFF); out[6] = UInt8(data.count & 0xFF)
+                o = 7
+            } else {
+                out[4] = UInt8(data.count)
+                o = 5
+            }
+            data.withUnsafeBufferPointer { d in
+                _ = UnsafeMutableBufferPointer(rebasing: out[o..<(o + d.count)]).initialize(from: d)
+            }
+            o += data.count
+        }
+        if let ne {
+            if extended {
+                if data.isEmpty { out[o] = 0; o += 1 }
+                out[o] = UInt8(ne >> 8 & 0xFF); out[o + 1] = UInt8(ne & 0xFF)
+                o += 2
+            } else {
+                out[o] = UInt8(ne & 0xFF)
+                o += 1
+            }
+        }
+        return o
     }
 }
 

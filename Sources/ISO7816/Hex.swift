@@ -94,6 +94,38 @@ public enum Hex {
         }
     }
 
+    /// Writes the uppercase hex of `bytes` into `out` from `offset`, with `separator` between
+    /// bytes, and returns the offset after it; `out` must have room (3 bytes per byte). Text made
+    /// straight into an output line (`apdu script` prints a line per APDU, issue 50).
+    public static func write(_ bytes: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil,
+                             into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        guard let first = bytes.first else { return offset }
+        out[offset] = digit(first >> 4)
+        out[offset + 1] = digit(first & 0x0F)
+        var o = offset + 2
+        if let separator {
+            for b in bytes.dropFirst() {
+                out[o] = separator
+                out[o + 1] = digit(b >> 4)
+                out[o + 2] = digit(b & 0x0F)
+                o += 3
+            }
+        } else {
+            for b in bytes.dropFirst() {
+                out[o] = digit(b >> 4)
+                out[o + 1] = digit(b & 0x0F)
+                o += 2
+            }
+        }
+        return o
+    }
+
+    /// The uppercase hex digit of a nibble (0-15).
+    @inline(__always)
+    static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? nibble + UInt8(ascii: "0") : nibble - 10 + UInt8(ascii: "A")
+    }
+
     /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
         encode(Array(bytes), separator: separator)

@@ -156,6 +156,15 @@ public struct ResponseAPDU: Hashable, Sendable {
         statusWord = StatusWord(bytes[bytes.count - 2], bytes[bytes.count - 1])
     }
 
+    /// Splits a raw response of at least two bytes, its data kept in the raw bytes' own storage
+    /// when nothing else holds them (no copy per answer).
+    init(splitting raw: consuming [UInt8]) {
+        statusWord = StatusWord(raw[raw.count - 2], raw[raw.count - 1])
+        var bytes = raw
+        bytes.removeLast(2)
+        data = bytes
+    }
+
     /// Data followed by SW1SW2.
     public var bytes: [UInt8] { data + [statusWord.sw1, statusWord.sw2] }
 

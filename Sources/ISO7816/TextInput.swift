@@ -19,6 +19,10 @@ public enum TextInput {
     /// Decodes UTF-8 (invalid sequences become U+FFFD), drops a byte order mark, and turns CRLF
     /// and lone CR line ends into LF.
     public static func normalized(_ bytes: some Collection<UInt8>) -> String {
+        // The common file, LF only and no mark, decoded as it is (scripts run to thousands of lines).
+        if let plain = bytes.withContiguousStorageIfAvailable({ b -> String? in
+            b.starts(with: byteOrderMark) || b.contains(0x0D) ? nil : String(decoding: b, as: UTF8.self)
+        }), let plain { return plain }
         var out: [UInt8] = []
         let body = droppingByteOrderMark(bytes)
         out.reserveCapacity(body.count)
@@ -41,7 +45,8 @@ public enum TextInput {
 
     /// The same for text already decoded.
     public static func normalized(_ text: String) -> String {
-        if !text.utf8.contains(0x0D) && !text.utf8.starts(with: byteOrderMark) { return text }
+        var text = text
+        if !text.withUTF8({ $0.contains(0x0D) || $0.starts(with: byteOrderMark) }) { return text }
         return normalized(Array(text.utf8))
     }
 }

@@ -11,7 +11,9 @@ public final class Card: @unchecked Sendable {
     public let context: Context
     public let reader: String
     /// The protocol negotiated at connect or the last reconnect.
-    public private(set) var activeProtocol: Protocols
+    // Read by every transmit; a card is used from one thread at a time, so the runtime's
+    // dynamic exclusivity check on it adds nothing (issue 50).
+    @exclusivity(unchecked) public private(set) var activeProtocol: Protocols
     let handle: SCARDHANDLE
     private var connected = true
     /// Reused for every response: an extended response can be 65,536 bytes plus SW1SW2, which

@@ -18,6 +18,12 @@ package enum Terminal {
         standardOutput.withLock { $0.append(line, newline: true) }
     }
 
+    /// Writes a line made straight into stdout's buffer by `make` (hex of an exchange, issue 50:
+    /// no String per line), then a newline. Only our own text and hex go in: never a card's text.
+    package static func printLine(_ make: (inout [UInt8]) -> Void) {
+        standardOutput.withLock { $0.appendLine(make) }
+    }
+
     /// Writes bytes to stdout as they are (`ndef encode --binary`).
     package static func write(_ bytes: [UInt8]) {
         standardOutput.withLock { $0.append(bytes) }
@@ -100,6 +106,12 @@ private struct OutputBuffer: ~Copyable {
     package mutating func append(_ line: String, newline: Bool) {
         bytes.append(contentsOf: line.utf8)
         if newline { bytes.append(0x0A) }
+        if !batching || bytes.count >= Self.limit { flush() }
+    }
+
+    package mutating func appendLine(_ make: (inout [UInt8]) -> Void) {
+        make(&bytes)
+        bytes.append(0x0A)
         if !batching || bytes.count >= Self.limit { flush() }
     }
 

@@ -189,6 +189,31 @@ struct CLIScriptTests {
         }
     }
 
+    @Test("every exchange prints as two lines, the same from script and send: the command (a PIN as **), the answer and its word explained")
+    func lines() async throws {
+        let card = ApplicationHost(applications: [DemoApplication()])
+        try await withInsertedCard(card) { inserted in
+            let commands = ["00A4040006F06170647501", "00EE000002CAFE", "0020008104 31323334", "00CA000000"]
+            let r = try runAPDU(["script", "--keep-going", "-r", inserted.reader, "-"], stdin: commands.map { $0 + " => 9000" }.joined(separator: "\n"))
+            #expect(r.status == 1, "\(r.stderr)")
+            // What the card answers, asked of a twin in process; the lines are built here from it.
+            let twin = ApplicationHost(applications: [DemoApplication()])
+            let answers = try commands.map { twin.process(try Hex.decode($0)) }
+            #expect(card.log == twin.log)
+            let shown = ["00 A4 04 00 06 F0 61 70 64 75 01", "00 EE 00 00 02 CA FE", "00 20 00 81 04 ** ** ** **", "00 CA 00 00 00"]
+            var expected: [String] = []
+            for (command, answer) in zip(shown, answers) {
+                let word = StatusWord(answer[answer.count - 2], answer[answer.count - 1])
+                expected.append("> " + command)
+                expected.append("< " + Hex.encode(answer, separator: " ") + "  (\(word): \(word.meaning.text))" + (word == .success ? "" : "  MISMATCH"))
+            }
+            #expect(r.stdout.split(separator: "\n").map(String.init) == expected)
+            #expect(!r.stdout.contains("31 32 33 34"))
+            let sent = try runAPDU(["send", "-r", inserted.reader] + commands)
+            #expect(sent.stdout.split(separator: "\n").map(String.init) == expected.map { $0.replacingOccurrences(of: "  MISMATCH", with: "") })
+        }
+    }
+
     @Test("a mismatch stops the script with exit 1 naming the line")
     func mismatch() async throws {
         let card = ApplicationHost(applications: [DemoApplication()])

@@ -82,8 +82,7 @@ extension APDUCommand {
                 // Read once: an option's property wrapper costs more per read than the rest of a
                 // line's formatting.
                 let json = output.json, showSecrets = traceOptions.showSecrets, keepGoing = self.keepGoing
-                // "  (9000: normal processing)", painted, made once per status word.
-                var annotations: [StatusWord: String] = [:]
+                var lines = ExchangeLines(showSecrets: showSecrets)
                 var steps: [JSON] = []
                 var mismatches: [String] = []
                 let reader = try readerOptions.withCard(transaction: hasTagSteps) { reader, card in
@@ -123,8 +122,9 @@ extension APDUCommand {
                         else { Terminal.print("reset") }
                     case let .apdu(command, expect, line):
                         let response: ResponseAPDU
+                        let encoded = command.bytes
                         do {
-                            response = try transport.send(command)
+                            response = try transport.send(command, encoded: encoded)
                         } catch {
                             // pcscd refuses, unsent, the first APDU after another program reset the
                             // card. Resync the handle and stop: whatever the earlier lines set up
@@ -138,8 +138,8 @@ extension APDUCommand {
                         let sw = response.statusWord
                         let ok = expect.map { $0.contains { $0.matches(sw) } } ?? true
                         if json {
-                            let shown = Redaction.hex(command.bytes, showSecrets: showSecrets, separator: "")
-                            guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response) else { continue }
+                            let shown = Redaction.hex(encoded, showSecrets: showSecrets, separator: "")
+                            guard case var .object(members) = ExchangeJSON.make(command: shown, redacted: shown != encoded.hexString, response: response) else { continue }
                             members.insert(("line", .int(line)), at: 0)
                             if let expect {
                                 members.append(("expected", .array(expect.map { .string($0.description) })))
@@ -147,20 +147,7 @@ extension APDUCommand {
                             }
                             steps.append(.object(members))
                         } else {
-                            let annotation = annotations[sw] ?? {
-                                let text = "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")"
-                                annotations[sw] = text
-                                return text
-                            }()
-                            // Both lines in one piece of text: a script prints thousands.
-                            var text = "> "
-                            text.reserveCapacity(16 + 3 * (command.data.count + response.data.count) + annotation.utf8.count)
-                            text += Redaction.hex(command.bytes, showSecrets: showSecrets)
-                            text += "\n< "
-                            text += ExchangeJSON.spaced(response)
-                            text += annotation
-                            if !ok { text += "  " + Style.error.paint("MISMATCH") }
-                            Terminal.print(text)
+                            lines.print(command: encoded, response: response, mismatch: !ok)
                         }
                         if !ok {
                             let wanted = (expect ?? []).map(\.description).joined(separator: " or ")

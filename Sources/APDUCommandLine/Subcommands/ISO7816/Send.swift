@@ -62,15 +62,17 @@ extension APDUCommand {
                 let transport = APDUTransport(
                     channel: PCSCChannel(card: card), policy: TransmissionPolicy(raw: raw),
                     selectPolicy: policy, observer: traceOptions.observer)
+                    let json = output.json
+                    var lines = ExchangeLines(showSecrets: traceOptions.showSecrets)
                     for (i, command) in commands.enumerated() {
-                        let response = try transport.send(command)
+                        let encoded = command.bytes
+                        let response = try transport.send(command, encoded: encoded)
                         let sw = response.statusWord
-                        let shown = Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets, separator: "")
-                        if output.json {
-                            exchanges.append(ExchangeJSON.make(command: shown, redacted: shown != command.bytes.hexString, response: response))
+                        if json {
+                            let shown = Redaction.hex(encoded, showSecrets: traceOptions.showSecrets, separator: "")
+                            exchanges.append(ExchangeJSON.make(command: shown, redacted: shown != encoded.hexString, response: response))
                         } else {
-                            Terminal.print("> " + Redaction.hex(command.bytes, showSecrets: traceOptions.showSecrets))
-                            Terminal.print("< " + ExchangeJSON.spaced(response) + "  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")")
+                            lines.print(command: encoded, response: response)
                         }
                         if let expected, !expected.contains(sw), unexpected == nil {
                             unexpected = (i + 1, sw)
@@ -119,5 +121,64 @@ package enum ExchangeJSON {
 
     package static func spaced(_ response: ResponseAPDU) -> String {
         Hex.encode(response.bytes, separator: " ")
+    }
+}
+
+/// The text of one logical exchange, shared by send and script: `> ` and the command's hex (its
+/// secrets as `**`), then `< `, the response's hex and `  (SW: meaning)`, painted. Written
+/// straight into stdout's buffer with the annotation made once per status word: `apdu script`
+/// prints thousands of these, and their cost is most of what it adds to pcscd's (issue 50).
+package struct ExchangeLines {
+    let showSecrets: Bool
+    private var annotations: [StatusWord: [UInt8]] = [:]
+    private var last: (word: StatusWord, annotation: [UInt8])?
+    private static let mismatch = Array(("  " + Style.error.paint("MISMATCH")).utf8)
+
+    package init(showSecrets: Bool) { self.showSecrets = showSecrets }
+
+    /// Prints the exchange of the command `encoding` (its `bytes`); `mismatch` adds the painted
+    /// `MISMATCH` of a script's expectation.
+    package mutating func print(command encoding: [UInt8], response: ResponseAPDU, mismatch: Bool = false) {
+        let sw = response.statusWord
+        let annotation = annotation(sw)
+        let tail = mismatch ? Self.mismatch : []
+        guard showSecrets || !Redaction.isSecret(encoding) else {
+            Terminal.print("> " + Redaction.hex(encoding) + "\n< " + ExchangeJSON.spaced(response) + String(decoding: annotation + tail, as: UTF8.self))
+            return
+        }
+        // Both lines built on the stack and copied into stdout's buffer in one piece.
+        let capacity = 3 * (encoding.count + response.data.count) + 8 + annotation.count + tail.count
+        encoding.withUnsafeBufferPointer { command in
+            response.data.withUnsafeBufferPointer { data in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { line in
+                    line[0] = UInt8(ascii: ">"); line[1] = UInt8(ascii: " ")
+                    var o = Hex.write(command, separator: UInt8(ascii: " "), into: line, at: 2)
+                    line[o] = UInt8(ascii: "\n"); line[o + 1] = UInt8(ascii: "<"); line[o + 2] = UInt8(ascii: " ")
+                    o += 3
+                    if !data.isEmpty {
+                        o = Hex.write(data, separator: UInt8(ascii: " "), into: line, at: o)
+                        line[o] = UInt8(ascii: " ")
+                        o += 1
+                    }
+                    withUnsafeBytes(of: sw.rawValue.bigEndian) { word in
+                        o = Hex.write(word.bindMemory(to: UInt8.self), separator: UInt8(ascii: " "), into: line, at: o)
+                    }
+                    for b in annotation { line[o] = b; o += 1 }
+                    for b in tail { line[o] = b; o += 1 }
+                    let text = UnsafeBufferPointer(rebasing: line[0..<o])
+                    Terminal.printLine { $0.append(contentsOf: text) }
+                }
+            }
+        }
+    }
+
+    /// "  (9000: normal processing)", painted, made once per status word (a script's answers
+    /// are mostly one word: the last is kept apart from the table).
+    private mutating func annotation(_ sw: StatusWord) -> [UInt8] {
+        if let last, last.word == sw { return last.annotation }
+        let text = annotations[sw] ?? Array(("  (" + Style.of(sw).paint("\(sw): \(sw.meaning.text)") + ")").utf8)
+        annotations[sw] = text
+        last = (sw, text)
+        return text
     }
 }
