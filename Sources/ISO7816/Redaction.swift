@@ -182,7 +182,8 @@ public enum Redaction {
 
     /// Whether the command carries a secret by the table (a PIN, a key, a tag password, a cryptogram).
     public static func isSecret(_ command: [UInt8]) -> Bool {
-        secrets(command: command).contains { $0.command != nil }
+        // `apdu script` and `send` ask for every command they print: the quick check first.
+        mayHoldSecret(command) && secrets(command: command).contains { $0.command != nil }
     }
 
     /// The data field of a short or extended command; a log may hold one whose Lc lies, so a
