@@ -270,9 +270,13 @@ public struct SUNMessage: Sendable, Hashable {
 
     /// Verifies the message with `keys`: decrypts the PICC data, derives the session keys from
     /// the UID and counter, checks the MAC in constant time, decrypts the file data.
+    /// - Parameters:
+    ///   - keys: the tag's SDM keys (meta-read and file-read, or one key for both).
+    ///   - plainEncryption: the cipher of a message whose PICC data is sent in the clear (no tag
+    ///     byte says it): AES or LRP.
+    ///   - tamper: where the tag mirrors its TagTamper status (SDMOptions bit 3); the status is
+    ///     read from there only after the MAC verified.
     /// - Throws: `SUNError` `.invalidMAC`, `.unsupported`, `.malformed`.
-    /// - Parameter tamper: where the tag mirrors its TagTamper status (SDMOptions bit 3); the
-    ///   status is read from there only after the MAC verified.
     public func verify(keys: SDMKeys, plainEncryption: SDMEncryption = .aes, tamper: SUNTamperPlacement? = nil) throws(SUNError) -> SUNResult {
         var tag: UInt8?
         var uid: [UInt8]
