@@ -18,15 +18,20 @@ extension APDUCommand {
         func validate() throws { _ = try parseAID(aid, "the AID") }
 
         func run() throws {
-            try reportingFailures {
-                let target = try parseAID(aid, "the AID")
-                let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
-                    try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
-                    try manager.setLocked(aid: target, true)
-                    return name
-                }
-                Terminal.print("\(Terminal.safe(reader)): locked \(target.hexString)")
-            }
+            try setLockState(locked: true, aid: aid, keys: keys, readerOptions: readerOptions, traceOptions: traceOptions)
         }
+    }
+}
+
+/// `gp lock` and `gp unlock`: authenticate, SET STATUS, say what was done.
+func setLockState(locked: Bool, aid: String, keys: GPKeyOptions, readerOptions: ReaderOptions, traceOptions: TraceOptions) throws {
+    try reportingFailures {
+        let target = try parseAID(aid, "the AID")
+        let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
+            try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
+            try manager.setLocked(aid: target, locked)
+            return name
+        }
+        Terminal.print("\(Terminal.safe(reader)): \(locked ? "locked" : "unlocked") \(target.hexString)")
     }
 }

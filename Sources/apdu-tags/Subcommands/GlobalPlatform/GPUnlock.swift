@@ -18,15 +18,7 @@ extension APDUCommand {
         func validate() throws { _ = try parseAID(aid, "the AID") }
 
         func run() throws {
-            try reportingFailures {
-                let target = try parseAID(aid, "the AID")
-                let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
-                    try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
-                    try manager.setLocked(aid: target, false)
-                    return name
-                }
-                Terminal.print("\(Terminal.safe(reader)): unlocked \(target.hexString)")
-            }
+            try setLockState(locked: false, aid: aid, keys: keys, readerOptions: readerOptions, traceOptions: traceOptions)
         }
     }
 }
