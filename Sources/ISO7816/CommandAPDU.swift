@@ -112,6 +112,13 @@ public struct CommandAPDU: Hashable, Sendable {
         try self.init(bytes: bytes)
     }
 
+    /// The same for a `String` (`apdu send`'s arguments), without generic dispatch.
+    public init(hex: String) throws(ParseError) {
+        let bytes: [UInt8]
+        do { bytes = try Hex.decode(hex) } catch { throw .hex(error) }
+        try self.init(bytes: bytes)
+    }
+
     public var apduCase: Case {
         switch (data.isEmpty, ne == nil) {
         case (true, true): return .case1

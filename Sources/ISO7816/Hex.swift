@@ -28,6 +28,29 @@ public enum Hex {
 
     /// Decodes hex text. Separators (space, tab, newline, `:`, `-`, `_`) may stand anywhere.
     public static func decode(_ text: some StringProtocol, allowEmpty: Bool = false) throws(ParseError) -> [UInt8] {
+        // ASCII hex with separators, the common case, straight off the UTF-8 bytes (`apdu send`
+        // takes thousands of APDUs on one line, issue 50); anything else, and every error, the
+        // scalar walk below, whose positions the messages give.
+        if let fast = text.utf8.withContiguousStorageIfAvailable({ decodeASCII($0) }), let bytes = fast {
+            if bytes.isEmpty && !allowEmpty { throw .empty }
+            return bytes
+        }
+        return try decodeScalars(text, allowEmpty: allowEmpty)
+    }
+
+    /// The same for a `String`, specialised here rather than at each caller (`apdu send` decodes
+    /// every APDU of its line).
+    public static func decode(_ text: String, allowEmpty: Bool = false) throws(ParseError) -> [UInt8] {
+        var text = text
+        if let bytes = text.withUTF8({ decodeASCII($0) }) {
+            if bytes.isEmpty && !allowEmpty { throw .empty }
+            return bytes
+        }
+        return try decodeScalars(text, allowEmpty: allowEmpty)
+    }
+
+    /// The general decoding, scalar by scalar: any text, and the error's position.
+    static func decodeScalars(_ text: some StringProtocol, allowEmpty: Bool) throws(ParseError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count / 2)
         var high: UInt8? = nil
@@ -57,6 +80,22 @@ public enum Hex {
         if high != nil { throw .oddLength(digits: digits, position: highPosition) }
         if bytes.isEmpty && !allowEmpty { throw .empty }
         return bytes
+    }
+
+    /// Hex digits and separators only, an even number of digits: the bytes; nil for anything
+    /// else (the general path then finds the error).
+    static func decodeASCII(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2)
+        var high: UInt8 = 0xFF
+        for c in text {
+            if let nibble = nibbleValue(c) {
+                if high == 0xFF { high = nibble } else { bytes.append(high << 4 | nibble); high = 0xFF }
+            } else if !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ":") || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) {
+                return nil
+            }
+        }
+        return high == 0xFF ? bytes : nil
     }
 
     /// Whether a byte may appear in hex text (a digit or a separator).
@@ -99,32 +138,44 @@ public enum Hex {
     /// straight into an output line (`apdu script` prints a line per APDU, issue 50).
     public static func write(_ bytes: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil,
                              into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
-        guard let first = bytes.first else { return offset }
-        out[offset] = digit(first >> 4)
-        out[offset + 1] = digit(first & 0x0F)
-        var o = offset + 2
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return offset }
+        // `apdu script` writes three of these per APDU (issue 50): one bounds check for the whole
+        // run, then table lookups and plain pointer stores.
+        let count = bytes.count
+        let needed = separator == nil ? 2 * count : 3 * count - 1
+        precondition(offset >= 0 && offset + needed <= out.count, "Hex.write: the output is too small")
+        let digits = upperDigits.utf8Start
+        var target = out.baseAddress! + offset
+        target[0] = digits[Int(source[0] >> 4)]
+        target[1] = digits[Int(source[0] & 0x0F)]
+        target += 2
         if let separator {
-            for b in bytes.dropFirst() {
-                out[o] = separator
-                out[o + 1] = digit(b >> 4)
-                out[o + 2] = digit(b & 0x0F)
-                o += 3
+            for i in 1..<count {
+                let b = source[i]
+                target[0] = separator
+                target[1] = digits[Int(b >> 4)]
+                target[2] = digits[Int(b & 0x0F)]
+                target += 3
             }
         } else {
-            for b in bytes.dropFirst() {
-                out[o] = digit(b >> 4)
-                out[o + 1] = digit(b & 0x0F)
-                o += 2
+            for i in 1..<count {
+                let b = source[i]
+                target[0] = digits[Int(b >> 4)]
+                target[1] = digits[Int(b & 0x0F)]
+                target += 2
             }
         }
-        return o
+        return offset + needed
     }
 
     /// The uppercase hex digit of a nibble (0-15).
     @inline(__always)
     static func digit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? nibble + UInt8(ascii: "0") : nibble - 10 + UInt8(ascii: "A")
+        // A table, not a branch per nibble: three hex runs per APDU that `apdu script` prints.
+        upperDigits.utf8Start[Int(nibble & 0x0F)]
     }
+
+    private static let upperDigits: StaticString = "0123456789ABCDEF"
 
     /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {

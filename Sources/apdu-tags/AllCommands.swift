@@ -13,7 +13,7 @@ enum Main {
             return
         }
         ScriptTagFrames.install()
-        AllCommands.main()
+        AllCommands.main(LongArgumentLists.setAside(Array(CommandLine.arguments.dropFirst())))
     }
 }
 

@@ -13,7 +13,7 @@ enum Main {
             return
         }
         if let first = arguments.first, APDUCommand.command(named: first, in: APDUCommand.coreCommands) != nil {
-            CoreCommands.main()
+            CoreCommands.main(LongArgumentLists.setAside(arguments))
         } else {
             FamilyDoor.run(CommandLine.arguments)
         }

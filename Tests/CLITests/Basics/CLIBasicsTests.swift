@@ -50,6 +50,31 @@ struct CLIBasicsTests {
         }
     }
 
+    /// `apdu send` sets the trailing run of APDUs aside from swift-argument-parser, which takes
+    /// quadratic time over a long list; what is sent, in what order, and what an option takes
+    /// must not change.
+    @Test("send with thousands of APDUs: all sent in order; options between them and hex-like option values kept")
+    func sendLongList() async throws {
+        try await withInsertedCard(demo()) { inserted in
+            let echoes = (0..<2000).map { String(format: "00EE000002%04X", $0) }
+            let result = try runAPDU(["send", "--json", demoSelect, echoes[0], "--reader", inserted.reader] + echoes.dropFirst())
+            #expect(result.status == 0, "\(result.stderr)")
+            let doc = try #require(try result.json() as? [String: Any])
+            let exchanges = try #require(doc["exchanges"] as? [[String: Any]])
+            #expect(exchanges.count == 2001)
+            // Each ECHO answers its own two bytes: the order is the command line's.
+            #expect(exchanges.dropFirst().enumerated().allSatisfy { i, e in e["data"] as? String == String(format: "%04X", i) })
+            let host = inserted.client.card as! ApplicationHost
+            #expect(host.log.count == 2001)
+            // A reader name that looks like hex is still the option's value, and a bad APDU deep in
+            // the run is still named by its place.
+            let named = try runAPDU(["send", "-r", "00A4040000", "00B0000000", "00B0000000"])
+            #expect(named.status != 0 && named.stderr.contains("00A4040000"), "\(named.stderr)")
+            let bad = try runAPDU(["send", "-r", inserted.reader] + echoes.prefix(10) + ["00EE00zz"] + echoes.prefix(10))
+            #expect(bad.status == 64 && bad.stderr.contains("APDU 11"), "\(bad.stderr)")
+        }
+    }
+
     @Test("send --expect: other status words exit 1 naming the APDU; JSON stays one document")
     func sendExpect() async throws {
         try await withInsertedCard(demo()) { inserted in

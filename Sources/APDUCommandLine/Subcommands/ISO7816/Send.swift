@@ -33,7 +33,12 @@ extension APDUCommand {
         @Argument(help: ArgumentHelp("Command APDUs in hex.", valueName: "hex"))
         package var apdus: [String] = []
 
+        /// The APDUs in order: those the parser took, then those set aside before it ran
+        /// (`LongArgumentLists`: thousands of them, which it would take quadratic time over).
+        private var allAPDUs: [String] { LongArgumentLists.sendTail.isEmpty ? apdus : apdus + LongArgumentLists.sendTail }
+
         package func validate() throws {
+            let apdus = allAPDUs
             if apdus.isEmpty { throw ValidationError("give at least one APDU in hex") }
             for (i, text) in apdus.enumerated() {
                 do { _ = try CommandAPDU(hex: text) } catch {
@@ -45,7 +50,7 @@ extension APDUCommand {
 
         package func run() throws {
             try reportingFailures {
-                let commands = try apdus.map { try CommandAPDU(hex: $0) }
+                let commands = try allAPDUs.map { try CommandAPDU(hex: $0) }
                 let expected = try parseExpectedWords(expect)
                 let policy = try allowlist.policy()
                 // Refuse the whole batch before connecting: nothing reaches the card.
@@ -163,8 +168,15 @@ package struct ExchangeLines {
                     withUnsafeBytes(of: sw.rawValue.bigEndian) { word in
                         o = Hex.write(word.bindMemory(to: UInt8.self), separator: UInt8(ascii: " "), into: line, at: o)
                     }
-                    for b in annotation { line[o] = b; o += 1 }
-                    for b in tail { line[o] = b; o += 1 }
+                    // Copied whole (capacity counted them above), not byte by byte.
+                    annotation.withUnsafeBufferPointer { piece in
+                        if let from = piece.baseAddress { (line.baseAddress! + o).update(from: from, count: piece.count) }
+                        o += piece.count
+                    }
+                    tail.withUnsafeBufferPointer { piece in
+                        if let from = piece.baseAddress { (line.baseAddress! + o).update(from: from, count: piece.count) }
+                        o += piece.count
+                    }
                     let text = UnsafeBufferPointer(rebasing: line[0..<o])
                     Terminal.printLine { $0.append(contentsOf: text) }
                 }
