@@ -117,12 +117,16 @@ public enum TransmitError: Error, Hashable, Sendable, CustomStringConvertible {
 /// Every physical exchange goes to `observer` with its timing.
 public final class APDUTransport {
     public let channel: any CardChannel
-    public var policy: TransmissionPolicy
-    public var selectPolicy: SelectPolicy?
-    public var observer: ((Exchange) -> Void)?
+    // A transport is one thread's at a time (it is not Sendable), and each access to the four
+    // properties below is a whole read or a whole write, never one held across a call: the
+    // runtime's dynamic exclusivity checks on them would find nothing and cost about 190
+    // instructions per APDU (issue 50).
+    @exclusivity(unchecked) public var policy: TransmissionPolicy
+    @exclusivity(unchecked) public var selectPolicy: SelectPolicy?
+    @exclusivity(unchecked) public var observer: ((Exchange) -> Void)?
     /// What the reader on this connection turned out to speak, learned by the first exchange
     /// that needed it and kept, so the adaptation costs one retry per connection.
-    public var forms = ReaderForms()
+    @exclusivity(unchecked) public var forms = ReaderForms()
     /// `6Cxx` re-sends so far: a caller sees from it that its Le was corrected.
     public private(set) var leCorrections = 0
     /// Whether extended-length APDUs may be sent: the channel offers them and the reader has not

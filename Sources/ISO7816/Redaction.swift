@@ -315,19 +315,48 @@ public enum Redaction {
 
     /// The INS bytes of the table's APDU rules and the codes of its bare frames: a command that
     /// matches neither, and is no ISO-wrapped or reader frame, holds no secret by the table.
-    static let (apduInstructions, bareCodes): (Set<UInt8>, Set<UInt8>) = {
-        var ins = Set<UInt8>(), bare = Set<UInt8>()
+    /// Bit sets of the 256 byte values, not `Set`s: asked for every command a script prints,
+    /// a lookup is a shift and a mask instead of a hash (issue 50).
+    static let (apduInstructions, bareCodes): (ByteSet, ByteSet) = {
+        var ins = ByteSet(), bare = ByteSet()
         for rule in rules {
             switch rule.shape {
-            case let .apdu(_, set, _): ins.formUnion(set)
-            case let .frame(codes, wrappers): if wrappers.contains(.bare) { bare.formUnion(codes) }
+            case let .apdu(_, set, _): for b in set { ins.insert(b) }
+            case let .frame(codes, wrappers): if wrappers.contains(.bare) { for b in codes { bare.insert(b) } }
             }
         }
         return (ins, bare)
     }()
 
+    /// A set of byte values as four 64-bit words.
+    struct ByteSet {
+        private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+        mutating func insert(_ b: UInt8) {
+            let bit = UInt64(1) << (b & 63)
+            switch b >> 6 {
+            case 0: words.0 |= bit
+            case 1: words.1 |= bit
+            case 2: words.2 |= bit
+            default: words.3 |= bit
+            }
+        }
+
+        @inline(__always)
+        func contains(_ b: UInt8) -> Bool {
+            let word: UInt64
+            switch b >> 6 {
+            case 0: word = words.0
+            case 1: word = words.1
+            case 2: word = words.2
+            default: word = words.3
+            }
+            return word >> (b & 63) & 1 != 0
+        }
+    }
+
     /// Whether the table could find a secret in the command alone: `apdu send` and `script` ask
-    /// this for every command they print, so most are waved through after two set lookups.
+    /// this for every command they print, so most are waved through after two bit tests.
     static func mayHoldSecret(_ command: [UInt8]) -> Bool {
         guard let first = command.first else { return false }
         return first == 0x90 || first == 0xFF || bareCodes.contains(first) || (command.count >= 4 && apduInstructions.contains(command[1]))
