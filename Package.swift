@@ -126,6 +126,8 @@ let package = Package(
         .testTarget(name: "TagReaderTests", dependencies: ["TagReader", "PCSC", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "MRTD"]),
         // Only public API, as a program that adds the package sees it: no @testable import.
         .testTarget(name: "PublicAPITests", dependencies: ["TagReader", "NFCTags", "NDEF", "ISO7816", "VirtualCard", "TestSupport", "SUN", "MRTD"]),
+        // The hostile matrix (issue 49): every family's reader under a man in the middle, in-process.
+        .testTarget(name: "HostileMatrixTests", dependencies: ["TestSupport", "VirtualCard", "ISO7816", "EMV", "MRTD", "GlobalPlatform", "SUN", "NFCTags", "NDEF", "CardCrypto"]),
         .testTarget(name: "CLITests", dependencies: ["VirtualCard", "ISO7816", "PCSC", "NFCTags", "NDEF", "TestSupport", "Diagnostics", "SUN", "MRTD", "CardCrypto"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,112 @@
+import GlobalPlatform
+import ISO7816
+import TestSupport
+import Testing
+import VirtualCard
+
+/// Java Cards under the man in the middle: `gp info`, `gp list` (authenticate, GET STATUS),
+/// `gp put-key` under SCP02 and SCP03, and the hostile card managers.
+@Suite("Hostile matrix: GlobalPlatform")
+struct GlobalPlatformMatrixTests {
+    /// The keys a put-key writes, and the card's own (GlobalPlatform's test keys).
+    static let newKeys = StaticKeys(enc: Array(0x60...0x6F), mac: Array(0x70...0x7F), dek: Array(0x80...0x8F), version: 0x31)
+    static let secrets: [HostileSecret] = [.bytes(newKeys.enc), .bytes(newKeys.mac), .bytes(newKeys.dek), .bytes(StaticKeys.testKeys.enc)]
+
+    /// EXTERNAL AUTHENTICATE counts a failure on the card, PUT KEY changes it: once each per session.
+    static let counted: @Sendable ([UInt8]) -> String? = { c in
+        guard c.count > 1 else { return nil }
+        switch c[1] {
+        case 0x82: return "EXTERNAL AUTHENTICATE"
+        case 0xD8: return "PUT KEY"
+        default: return nil
+        }
+    }
+
+    static func registryText(_ entries: [RegistryEntry]) -> String {
+        entries.map { "\($0.kind) \(Hex.encode($0.aid)) \($0.lifeCycle) \($0.modules.map { Hex.encode($0) })" }.joined(separator: "\n")
+    }
+
+    static func info(_ scp: CardManagerModel.SCP) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: "info \(scp)", secrets: secrets, counted: counted, expectVerdict: nil) {
+            let card = CardManagerModel(scp)
+            return HostileRun(card: card) { context in
+                let info = try CardManager(transport: context.transport()).information()
+                return HostileOutcome(verdict: false, vouched: "", shown: "\(info)")
+            }
+        }
+    }
+
+    /// `gp list`: a verdict only where the answers are authenticated (SCP03 with R-MAC): under
+    /// SCP02 (C-MAC only) a man in the middle may change the registry, as the protocol allows.
+    static func list(_ scp: CardManagerModel.SCP, hostile: CardManagerModel.Hostile? = nil, expectVerdict: Bool?) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: "list \(scp)" + (hostile.map { " \($0.rawValue)" } ?? ""), secrets: secrets, counted: counted,
+                         expectVerdict: expectVerdict) {
+            let card = CardManagerModel(scp, hostile: hostile)
+            card.preinstall(package: [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01], modules: [[0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x01]],
+                            instances: [[0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x01], [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x02]])
+            return HostileRun(card: card) { context in
+                let manager = CardManager(transport: context.transport())
+                try manager.authenticate(keys: .testKeys)
+                let registry = try manager.registry()
+                let authenticated = manager.secureChannel?.level.contains(.rMAC) == true
+                let text = registryText(registry)
+                return HostileOutcome(verdict: authenticated, vouched: "level \(manager.secureChannel.map { "\($0.level)" } ?? "-")\n" + text, shown: text)
+            }
+        }
+    }
+
+    /// `gp put-key`: the claim (written, refused, lost with old or new found) against the
+    /// card's key sets.
+    static func putKey(_ scp: CardManagerModel.SCP) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: "put-key \(scp)", secrets: secrets, counted: counted) {
+            let card = CardManagerModel(scp)
+            let keys = scp == .scp02 ? newKeys : newKeys
+            return HostileRun(card: card) { context in
+                let manager = CardManager(transport: context.transport())
+                try manager.authenticate(keys: .testKeys)
+                let checks = try manager.putKey(keys)
+                return HostileOutcome(verdict: true, vouched: "written, check values \(checks.map { Hex.encode($0) })", shown: "\(checks)")
+            } claims: { result in
+                let written = card.current.keySets.contains { $0.version == keys.version && $0.enc == keys.enc && $0.mac == keys.mac && $0.dek == keys.dek }
+                switch result {
+                case .success: return written ? nil : "put-key said written; the card does not hold key set 31"
+                case .failure(let e as GlobalPlatformError):
+                    let text = e.message
+                    if e.kind == .refused || text.contains("nothing was written") { return written ? "said nothing was written (\(text)); the card holds the new keys" : nil }
+                    if text.contains("the keys are written") { return written ? nil : "said the keys are written; the card holds the old ones" }
+                    // Any other error before PUT KEY reached the card leaves it as it was; after,
+                    // the message must say either may hold.
+                    if card.current.received.contains(0xD8) && written && !(text.contains("may") || text.contains("or the new") || text.contains("or not")) {
+                        return "the card holds the new keys; the error does not say they may be written: \(text)"
+                    }
+                    return nil
+                case .failure(let e):
+                    if written && card.current.received.contains(0xD8) { return "the card holds the new keys; the run ended in \(e), saying nothing of them" }
+                    return nil
+                }
+            }
+        }
+    }
+
+    static var operations: [String: HostileOperation] {
+        var ops: [String: HostileOperation] = [:]
+        for scp in CardManagerModel.SCP.allCases {
+            ops["info \(scp)"] = info(scp)
+            ops["list \(scp)"] = list(scp, expectVerdict: scp == .scp03)
+            ops["put-key \(scp)"] = putKey(scp)
+        }
+        for hostile in CardManagerModel.Hostile.allCases where hostile != .refuseLoad {
+            ops["list scp03 \(hostile.rawValue)"] = list(.scp03, hostile: hostile, expectVerdict: hostile == .legacyOnly ? true : false)
+        }
+        return ops
+    }
+
+    static let names = operations.keys.sorted()
+
+    @Test("every operation and hostile card manager, every mutation", arguments: names)
+    func matrix(_ name: String) throws {
+        let report = HostileMatrix.run(try #require(Self.operations[name]))
+        HostileMatrixLog.record(report)
+        HostileKnownIssues.expectNoFailures(report)
+    }
+}
