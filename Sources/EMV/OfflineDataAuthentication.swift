@@ -113,7 +113,7 @@ extension PaymentCardReader {
             // number of ours in what the card signs, one recorded answer passes every time
             // (issue 48: a DDOL of 9F1A 02 signed the country code alone). INTERNAL AUTHENTICATE is
             // not sent for such a DDOL.
-            guard ddol.entries.contains(where: { $0.tag == [0x9F, 0x37] && $0.length >= 4 }) else {
+            guard ddol.entries.contains(where: { $0.tag == [0x9F, 0x37] && $0.length >= 4 }) || EMVRemovedChecks.ddolUnpredictableNumber else {
                 return fail("the DDOL (9F49) \(data[[0x9F, 0x49]]?.hexString ?? "") does not ask for our unpredictable number (9F37, 4 bytes): the card would sign nothing fresh (EMV Book 2 §6.5.1)")
             }
             let ddolData = ddol.build(terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]]))
@@ -131,3 +131,14 @@ extension PaymentCardReader {
         return result
     }
 }
+
+#if DEBUG
+/// Test-only (issue 49): a check the hostile matrix removes, in its own task, to show that it
+/// fails without it. A release build has neither the switch nor the branch.
+public enum EMVRemovedChecks {
+    /// DDA's refusal of a DDOL without our unpredictable number (9F37, Book 2 §6.5.1).
+    @TaskLocal public static var ddolUnpredictableNumber = false
+}
+#else
+enum EMVRemovedChecks { static let ddolUnpredictableNumber = false }
+#endif
