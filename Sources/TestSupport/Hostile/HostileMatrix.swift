@@ -37,11 +37,16 @@ public struct HostileOutcome: Sendable {
     public var vouched: String
     /// Everything the run shows (text, JSON, notes), searched for secrets.
     public var shown: String
+    /// Parts shown beside the verdict only when the card gave them (an unsigned file a reader may
+    /// do without): one the mutated run shows must equal the clean run's; one it leaves out is
+    /// no claim.
+    public var partsIfGiven: [String: String]
 
-    public init(verdict: Bool, vouched: String, shown: String) {
+    public init(verdict: Bool, vouched: String, shown: String, partsIfGiven: [String: String] = [:]) {
         self.verdict = verdict
         self.vouched = vouched
         self.shown = shown
+        self.partsIfGiven = partsIfGiven
     }
 }
 
@@ -217,7 +222,7 @@ public enum HostileMatrix {
         case full
         case sample(budget: Int)
         /// `APDU_HOSTILE_FULL=1` gives `.full`, anything else the sample.
-        public static func fromEnvironment(budget: Int = 120) -> Mode {
+        public static func fromEnvironment(budget: Int = 300) -> Mode {
             ProcessInfo.processInfo.environment["APDU_HOSTILE_FULL"] == "1" ? .full : .sample(budget: budget)
         }
     }
@@ -332,6 +337,10 @@ public enum HostileMatrix {
                     fail(.sameVerdict, "the mutated run reached the verdict the clean run did not: \(outcome.vouched)")
                 } else if outcome.verdict && outcome.vouched != clean.vouched {
                     fail(.sameVerdict, "verdict kept with another answer:\n    mutated: \(outcome.vouched)\n    clean:   \(clean.vouched)")
+                } else if outcome.verdict {
+                    for (part, value) in outcome.partsIfGiven.sorted(by: { $0.key < $1.key }) where clean.partsIfGiven[part] != value {
+                        fail(.sameVerdict, "verdict kept with another \(part): \(value), clean \(clean.partsIfGiven[part] ?? "not given")")
+                    }
                 }
             } else if let expected = op.expectVerdict, outcome.verdict != expected {
                 fail(.sameVerdict, "the clean run's verdict is \(outcome.verdict), the card's truth \(expected): \(outcome.vouched)")

@@ -16,6 +16,9 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
     case cutHalf
     /// One bit flipped in the middle of the data.
     case flipData
+    /// One bit flipped a quarter into the data (in a CBC cryptogram, clear of its last block,
+    /// where the padding would give the change away).
+    case flipDataEarly
     /// One bit flipped in the last byte of the data (where a MAC trails: secure messaging's
     /// `8E`, EV2's CMACt, SCP03's R-MAC).
     case flipMAC
@@ -37,7 +40,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
     public static let allCases: [HostileMutation] =
         [0x6A82, 0x6982, 0x6985, 0x6700, 0x6D00, 0x6F00, 0x6283, 0x6300, 0x9000, 0x6401].map { .statusWord($0) }
         + [0x00, 0x0B, 0x90, 0xAF].map { .oneByte($0) }
-        + [.empty, .cutOneByte, .cutHalf, .flipData, .flipMAC, .flipSignature, .tlvEmpty, .tlvDuplicate, .tlvLengthPastEnd, .replay, .transmitError]
+        + [.empty, .cutOneByte, .cutHalf, .flipData, .flipDataEarly, .flipMAC, .flipSignature, .tlvEmpty, .tlvDuplicate, .tlvLengthPastEnd, .replay, .transmitError]
 
     public var description: String {
         switch self {
@@ -47,6 +50,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .cutOneByte: "cut-one-byte"
         case .cutHalf: "cut-half"
         case .flipData: "flip-data"
+        case .flipDataEarly: "flip-data-early"
         case .flipMAC: "flip-mac"
         case .flipSignature: "flip-signature"
         case .tlvEmpty: "tlv-empty"
@@ -71,6 +75,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .cutOneByte: out = data.isEmpty ? nil : data.dropLast() + sw
         case .cutHalf: out = data.count < 2 ? nil : Array(data.prefix(data.count / 2)) + sw
         case .flipData: out = data.isEmpty ? nil : Self.flip(data, at: data.count / 2) + sw
+        case .flipDataEarly: out = data.count < 4 ? nil : Self.flip(data, at: data.count / 4) + sw
         case .flipMAC: out = data.isEmpty ? nil : Self.flip(data, at: data.count - 1) + sw
         case .flipSignature:
             if let value = HostileTLV.largestValue(data, atLeast: 64) {
