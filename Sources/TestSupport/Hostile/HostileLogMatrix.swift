@@ -12,11 +12,11 @@ public enum HostileLineMutation: String, Sendable, CaseIterable, CustomStringCon
     case cutHalf = "cut-half"
     /// One bit flipped in the line's middle character.
     case flipData = "flip-data"
-    /// The line's first number made the most negative 64-bit integer.
+    /// The line's last number made the most negative 64-bit integer (hex: 0x8000000000000000).
     case numberMinimum = "number-minimum"
     /// The line's first number made the largest 64-bit integer (hex where it was hex).
     case numberMaximum = "number-maximum"
-    /// The line's first number made one past the largest unsigned 64-bit integer.
+    /// Every number of the line made one past the largest unsigned 64-bit integer.
     case numberOverflow = "number-overflow"
     /// The line given twice.
     case duplicate
@@ -41,15 +41,23 @@ public enum HostileLineMutation: String, Sendable, CaseIterable, CustomStringCon
             bytes[bytes.count / 2] ^= 0x01
             out[i] = String(decoding: bytes, as: UTF8.self)
         case .numberMinimum, .numberMaximum, .numberOverflow:
-            guard let range = Self.firstNumber(line) else { return nil }
-            let hex = line[range].hasPrefix("0x")
-            let replacement: String
-            switch self {
-            case .numberMinimum: replacement = "-9223372036854775808"
-            case .numberMaximum: replacement = hex ? "0xFFFFFFFFFFFFFFFF" : "9223372036854775807"
-            default: replacement = hex ? "0x10000000000000000" : "18446744073709551616"
+            // The minimum goes to the line's last number (pcsc-spy's decimal in parentheses after
+            // the hex), the maximum to its first, the overflow to every one.
+            let numbers = Self.numbers(line)
+            guard !numbers.isEmpty else { return nil }
+            let chosen = self == .numberMinimum ? [numbers.last!] : self == .numberMaximum ? [numbers[0]] : numbers
+            var changed = line
+            for range in chosen.reversed() {
+                let hex = line[range].hasPrefix("0x")
+                let replacement: String
+                switch self {
+                case .numberMinimum: replacement = hex ? "0x8000000000000000" : "-9223372036854775808"
+                case .numberMaximum: replacement = hex ? "0xFFFFFFFFFFFFFFFF" : "9223372036854775807"
+                default: replacement = hex ? "0x10000000000000000" : "18446744073709551616"
+                }
+                changed.replaceSubrange(range, with: replacement)
             }
-            out[i] = line.replacingCharacters(in: range, with: replacement)
+            out[i] = changed
         case .duplicate: out.insert(line, at: i)
         case .delete: out.remove(at: i)
         case .replay: guard i > 0, lines[i - 1] != line else { return nil }; out[i] = lines[i - 1]
@@ -57,9 +65,16 @@ public enum HostileLineMutation: String, Sendable, CaseIterable, CustomStringCon
         return out == lines ? nil : out
     }
 
-    /// The first decimal or 0x-hex number standing alone in `line`.
-    static func firstNumber(_ line: String) -> Range<String.Index>? {
-        line.range(of: #"(?<![0-9A-Za-z])(0x[0-9A-Fa-f]+|-?[0-9]+)(?![0-9A-Za-z])"#, options: .regularExpression)
+    /// The decimal and 0x-hex numbers standing alone in `line`, in order.
+    static func numbers(_ line: String) -> [Range<String.Index>] {
+        var out: [Range<String.Index>] = []
+        var from = line.startIndex
+        while from < line.endIndex,
+              let r = line.range(of: #"(?<![0-9A-Za-z])(0x[0-9A-Fa-f]+|-?[0-9]+)(?![0-9A-Za-z])"#, options: .regularExpression, range: from..<line.endIndex) {
+            out.append(r)
+            from = r.upperBound
+        }
+        return out
     }
 }
 
@@ -67,8 +82,10 @@ public enum HostileLineMutation: String, Sendable, CaseIterable, CustomStringCon
 public enum HostileLogMatrix {
     /// Parses `text` clean, then with each (line, mutation) of `mode`. `parse` returns what the
     /// parse shows (its sessions, its notes) or throws; `typed` says whether an error is the
-    /// parser's own (one line naming the log's line), not something that escaped it.
-    public static func run(family: String, operation: String, text: String, mode: HostileMatrix.Mode = .fromEnvironment(),
+    /// parser's own (one line naming the log's line), not something that escaped it. `mode` is
+    /// `.full` unless asked: a parse takes microseconds, and a sample missed the one line (pcsc-spy's
+    /// `bSendLength … (-9223372036854775808)`) that trapped before issue 48.
+    public static func run(family: String, operation: String, text: String, mode: HostileMatrix.Mode = .full,
                            secrets: [HostileSecret] = [], parse: (String) throws -> String, typed: (any Error) -> Bool) -> HostileReport {
         let start = ContinuousClock.now
         var report = HostileReport(family: family, operation: operation)
