@@ -73,9 +73,11 @@ public struct CAPFile: Sendable, Hashable {
     }
 
     /// The load file data block: C4, its BER length, the load file.
-    public func loadFileDataBlock(includeDescriptor: Bool = false) -> [UInt8] {
+    public func loadFileDataBlock(includeDescriptor: Bool = false) throws(GlobalPlatformError) -> [UInt8] {
         let file = loadFile(includeDescriptor: includeDescriptor)
         let n = file.count
+        // C4's length in at most three bytes (GlobalPlatform's 83 form): 16 MiB less one.
+        guard n < 0x100_0000 else { throw GlobalPlatformError(.policy, "the load file is \(n) bytes; a load file data block holds at most 16,777,215") }
         let length: [UInt8] = n < 0x80 ? [UInt8(n)] : n < 0x100 ? [0x81, UInt8(n)] : n < 0x10000 ? [0x82, UInt8(n >> 8), UInt8(n & 0xFF)]
                                                                 : [0x83, UInt8(n >> 16), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
         return [0xC4] + length + file

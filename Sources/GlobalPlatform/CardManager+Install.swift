@@ -38,6 +38,17 @@ extension CardManager {
                 throw GlobalPlatformError(.policy, "SCP02 MACs a one-byte Lc: LOAD blocks above 255 bytes need SCP03")
             }
         }
+        // Everything that could stop the install is checked before its first command: a load
+        // cut by a refusal of ours would leave a pending load file for nothing.
+        guard (1...16).contains(privileges.count), parameters.count <= 127, (5...16).contains(instance?.count ?? 5),
+              cap.applets.allSatisfy({ (5...16).contains($0.count) }), (5...16).contains(cap.package.aid.count), (5...16).contains(isd.count) else {
+            throw GlobalPlatformError(.policy, "INSTALL takes AIDs of 5 to 16 bytes, 1 to 16 bytes of privileges and at most 127 bytes of parameters; nothing was sent")
+        }
+        let block = loadBlockSize(maxData: maxData)
+        guard block > 0 else { throw GlobalPlatformError(.policy, "a LOAD block of \(maxData) bytes leaves no room for data at this security level") }
+        let data = try cap.loadFileDataBlock(includeDescriptor: includeDescriptor)
+        let blocks = stride(from: 0, to: data.count, by: block).map { Array(data[$0..<min($0 + block, data.count)]) }
+        guard blocks.count <= 256 else { throw GlobalPlatformError(.policy, "the load file needs \(blocks.count) LOADs of \(block) bytes, more than the 256 block numbers; nothing was sent") }
         let entries = try registry()
         if entries.contains(where: { $0.aid == cap.package.aid }) {
             throw GlobalPlatformError(.policy, "package \(cap.package.aid.hexString) is on the card already: delete it first (apdu gp delete \(cap.package.aid.hexString) --deps)")
@@ -45,10 +56,6 @@ extension CardManager {
         let forLoad = lv(cap.package.aid) + lv(isd) + [0x00, 0x00, 0x00]
         let a = try send(CommandAPDU(cla: 0x80, ins: 0xE6, p1: 0x02, p2: 0x00, data: forLoad, ne: 256))
         guard a.statusWord == .success else { throw GlobalPlatformError(.refused, "INSTALL [for load] refused: \(a.statusWord.hex)", statusWord: a.statusWord) }
-        let block = loadBlockSize(maxData: maxData)
-        let data = cap.loadFileDataBlock(includeDescriptor: includeDescriptor)
-        let blocks = stride(from: 0, to: data.count, by: block).map { Array(data[$0..<min($0 + block, data.count)]) }
-        guard blocks.count <= 256 else { throw GlobalPlatformError(.policy, "the load file needs \(blocks.count) LOADs, more than the 256 block numbers") }
         loadCount = 0
         for (n, piece) in blocks.enumerated() {
             let last = n == blocks.count - 1

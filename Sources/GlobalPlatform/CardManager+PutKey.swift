@@ -29,30 +29,50 @@ extension CardManager {
             data += [0x03] + kcv
         }
         let command = CommandAPDU(cla: 0x80, ins: 0xD8, p1: replacing ?? 0, p2: 0x81, data: data, ne: 256)
-        let old = replacing.map { "version \(hex($0))" } ?? "without version \(hex(newKeys.version))"
+        // The set the session was opened with, as the card named it: the one a replacement of
+        // the same version takes away.
+        let current = channel.cardAnswer.keyVersion
         let answer: ResponseAPDU
         do {
             answer = try send(command, secret: true)
         } catch {
-            // The card may still be there (an answer lost, not a card pulled): ask it, by its
-            // cryptogram only.
-            let previous = authenticatedKeys
-            if let isNew = try? cardAccepts(newKeys) {
-                if isNew { throw GlobalPlatformError(.interrupted, "PUT KEY's answer was lost, but the card's cryptogram matches the new keys (version \(hex(newKeys.version))): the keys are written") }
-                if let previous, (try? cardAccepts(previous)) == true {
-                    throw GlobalPlatformError(.interrupted, "PUT KEY's answer was lost and the card's cryptogram matches the old keys (\(old)): nothing was written; put-key again")
-                }
-            }
-            throw GlobalPlatformError(.interrupted, "PUT KEY was cut before its answer: the card holds the old keys (\(old)) or the new ones (version \(hex(newKeys.version))); `apdu gp list` with the new keys and --key-version \(hex(newKeys.version)) tells which (a wrong key stops before anything counted), and put-key again finishes it")
+            throw settle(newKeys, replacing: replacing, current: current, what: "PUT KEY's answer was lost (\(error))")
         }
         guard answer.statusWord == .success else {
-            throw GlobalPlatformError(.refused, "PUT KEY refused (\(answer.statusWord.hex)): the card keeps its old keys", statusWord: answer.statusWord)
+            // An error status word carries no R-MAC (nor, below R-MAC, does anything): the card's
+            // word alone does not say the old keys stayed. The cryptograms do.
+            throw settle(newKeys, replacing: replacing, current: current, what: "PUT KEY answered \(answer.statusWord.hex)", statusWord: answer.statusWord)
         }
         let expected = [newKeys.version] + checks.flatMap { $0 }
         guard answer.data == expected else {
             throw GlobalPlatformError(.malformed, "PUT KEY answered check values that are not the new keys': the key set \(hex(newKeys.version)) may be wrong on the card; authenticate with it (`apdu gp list --key-version \(hex(newKeys.version))`) to tell, a wrong key stops before anything counted")
         }
         return checks
+    }
+
+    /// After a PUT KEY whose outcome the card did not prove, which keys it holds, found by their
+    /// cryptograms alone (nothing counted): a match is proof; no match, or a refusal, is not
+    /// (a man in the middle can answer anything but a matching cryptogram). The old keys
+    /// matching proves nothing was written only when the new set was to replace them.
+    func settle(_ newKeys: StaticKeys, replacing: UInt8?, current: UInt8, what: String, statusWord: StatusWord? = nil) -> GlobalPlatformError {
+        let previous = authenticatedKeys
+        let newVersion = hex(newKeys.version)
+        if (try? cardAccepts(newKeys)) == true {
+            return GlobalPlatformError(.interrupted, "\(what), but the card's cryptogram matches the new keys (version \(newVersion)): the keys are written", statusWord: statusWord)
+        }
+        let replacesCurrent = replacing == current
+        if replacesCurrent, var previous {
+            previous.version = current
+            if (try? cardAccepts(previous)) == true {
+                return GlobalPlatformError(statusWord == nil ? .interrupted : .refused,
+                                           "\(what), and the card's cryptogram matches the old keys (version \(hex(current))), which the new set was to replace: nothing was written; put-key again",
+                                           statusWord: statusWord)
+            }
+        }
+        let held = replacesCurrent ? "the old keys (version \(hex(current))) or the new ones (version \(newVersion))"
+                                   : "the old keys, and the new ones (version \(newVersion)) or not"
+        return GlobalPlatformError(.interrupted, "\(what) and the card proved neither outcome: it holds \(held); `apdu gp list` with the new keys and --key-version \(newVersion) tells (a wrong key stops before anything counted), and put-key again finishes it",
+                                   statusWord: statusWord)
     }
 
     /// Whether the card's cryptogram matches `keys`: INITIALIZE UPDATE only, never EXTERNAL

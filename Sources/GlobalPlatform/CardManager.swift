@@ -21,6 +21,11 @@ public final class CardManager {
     public private(set) var recognition: CardRecognitionData?
     /// GET STATUS commands the last `registry()` sent.
     public private(set) var getStatusCommands = 0
+    /// The kinds the last `registry()` found none of because the card answered `6A 88`: an error
+    /// status word carries no R-MAC, so even in a session with R-MAC that absence is the card's
+    /// unauthenticated word (a man in the middle can answer it), while every entry listed is
+    /// authenticated.
+    public private(set) var unprovenEmptyKinds: [RegistryEntry.Kind] = []
     var _loadCount = 0
     /// The keys the open channel was made with (for PUT KEY's check after a cut).
     var authenticatedKeys: StaticKeys?
@@ -99,7 +104,12 @@ public final class CardManager {
         }
         if recognition == nil { recognition = try getData(0x0066).flatMap { try? CardRecognitionData($0) } }
         let scp02i = recognition?.protocols.first { $0.version == 2 }?.i ?? 0x15
-        secureChannel = try SecureChannel.open(over: transport, keys: keys, level: level, scp02i: scp02i, hostChallenge: hostChallenge)
+        // The level a session takes by default is the highest SCP03's i offers, and INITIALIZE
+        // UPDATE's i is outside the cryptogram: held against the recognition data's (when it names
+        // one), so a lowered i stops the session. A level asked for is the card's to enforce.
+        let named: [SecureChannelProtocol] = (recognition?.protocols ?? []).filter { $0.version == 3 }
+        let scp03i = level == nil && named.count == 1 ? named[0].i : nil
+        secureChannel = try SecureChannel.open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i, hostChallenge: hostChallenge)
         authenticatedKeys = keys
     }
 
@@ -114,6 +124,7 @@ public final class CardManager {
     /// `63 10` until the card is done.
     public func registry() throws -> [RegistryEntry] {
         getStatusCommands = 0
+        unprovenEmptyKinds = []
         var out = try getStatus(p1: 0x80, kind: .issuerSecurityDomain)
         out += try getStatus(p1: 0x40, kind: .application)
         do {
@@ -136,8 +147,15 @@ public final class CardManager {
                 let answer = try send(CommandAPDU(cla: 0x80, ins: 0xF2, p1: p1, p2: p2, data: [0x4F, 0x00], ne: 256))
                 getStatusCommands += 1
                 let sw = answer.statusWord
-                // 6A 88 (referenced data not found) is how cards say no entry of that kind exists.
-                if sw == .fileNotFound || sw == .recordNotFound || sw.rawValue == 0x6A88 { return entries }
+                // 6A 88 (referenced data not found) is how cards say no entry of that kind exists;
+                // after 63 10 (more to come) it is a listing cut short, not an end.
+                if sw == .fileNotFound || sw == .recordNotFound || sw.rawValue == 0x6A88 {
+                    guard rounds == 0 else {
+                        throw GlobalPlatformError(.malformed, "GET STATUS \(hex(p1)) answered \(sw.hex) after 63 10 (more data): the listing was cut short")
+                    }
+                    unprovenEmptyKinds.append(kind)
+                    return entries
+                }
                 if sw != .success && sw.rawValue != 0x6310 {
                     // A card without the tag format says so to the first command: try the legacy one.
                     if format, tagFormat == nil, rounds == 0, sw == .incorrectP1P2 || sw == .wrongP1P2 || sw == .wrongData { break }

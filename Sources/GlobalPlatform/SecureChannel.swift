@@ -34,22 +34,25 @@ public final class SecureChannel: CardChannel {
     ///   - scp02i: SCP02's i parameter (from the card recognition data), which INITIALIZE
     ///     UPDATE's answer does not carry.
     ///   - hostChallenge: for tests with published vectors; random otherwise.
+    ///   - scp03i: SCP03's i parameter as the card recognition data names it, when read: an
+    ///     INITIALIZE UPDATE answer that names another (a lower level offered, say) stops the
+    ///     session before EXTERNAL AUTHENTICATE, as the cryptogram does not cover it.
     public static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel? = nil, scp02i: UInt8 = 0x15,
-                            hostChallenge: [UInt8]? = nil) throws -> SecureChannel {
-        try open(over: transport, keys: keys, level: level, scp02i: scp02i, hostChallenge: hostChallenge, probeOnly: false)
+                            scp03i: UInt8? = nil, hostChallenge: [UInt8]? = nil) throws -> SecureChannel {
+        try open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i, hostChallenge: hostChallenge, probeOnly: false)
     }
 
     /// INITIALIZE UPDATE and the card's cryptogram checked, no EXTERNAL AUTHENTICATE: whether
     /// `keys` are the card's, at no cost to its counter. The channel returned is not open.
     static func probe(over transport: APDUTransport, keys: StaticKeys) throws -> SecureChannel {
-        try open(over: transport, keys: keys, level: nil, scp02i: 0x15, hostChallenge: nil, probeOnly: true)
+        try open(over: transport, keys: keys, level: nil, scp02i: 0x15, scp03i: nil, hostChallenge: nil, probeOnly: true)
     }
 
-    private static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel?, scp02i: UInt8,
+    private static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel?, scp02i: UInt8, scp03i: UInt8?,
                              hostChallenge: [UInt8]?, probeOnly: Bool) throws -> SecureChannel {
         let challenge = hostChallenge ?? secureRandomBytes(8)
         let initialize = CommandAPDU(cla: 0x80, ins: 0x50, p1: keys.version, p2: 0, data: challenge, ne: 256)
-        let answer = try transport.send(initialize)
+        let answer = try sendOnce(initialize, over: transport)
         switch answer.statusWord.rawValue {
         case 0x9000: break
         case 0x6A88:
@@ -74,6 +77,15 @@ public final class SecureChannel: CardChannel {
             throw GlobalPlatformError(.wrongKeys, "wrong keys for \(tried.description) (\(parsed.scp)): the card's cryptogram does not match, stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
         }
         if probeOnly { return SecureChannel(transport: transport, session: session, cardAnswer: parsed) }
+        // What the cryptogram does not cover is checked before anything counted: SCP02's i (only
+        // 15 and 55 are spoken here: another would MAC commands the card then counts as wrong)
+        // and SCP03's, against the card recognition data.
+        if parsed.scp.version == 2, parsed.scp.i & ~0x40 != 0x15 {
+            throw GlobalPlatformError(.policy, "\(parsed.scp) is not one this tool speaks (SCP02 i=15 or 55): stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
+        }
+        if parsed.scp.version == 3, let scp03i, scp03i != parsed.scp.i {
+            throw GlobalPlatformError(.malformed, "the card recognition data names SCP03 i=\(hex(scp03i)) but INITIALIZE UPDATE answered i=\(hex(parsed.scp.i)) (which its cryptogram does not cover): altered on the way, or a card at odds with itself; stopped before EXTERNAL AUTHENTICATE, the card's counter untouched (--level asks for a level outright)")
+        }
         let wanted = level ?? parsed.scp.offered
         guard wanted.isValid, wanted.contains(.cMAC) else {
             throw GlobalPlatformError(.policy, "security level \(wanted) is not one a secure channel can take (C-MAC is always on; R-ENCRYPTION needs R-MAC)")
@@ -82,7 +94,7 @@ public final class SecureChannel: CardChannel {
             throw GlobalPlatformError(.policy, "\(parsed.scp) does not offer \(wanted) (it offers \(parsed.scp.offered))")
         }
         let authenticate = try session.externalAuthenticate(level: wanted)
-        let result = try transport.send(authenticate)
+        let result = try sendOnce(authenticate, over: transport)
         guard result.statusWord == .success else {
             throw GlobalPlatformError(.authenticationRefused, "EXTERNAL AUTHENTICATE refused (\(result.statusWord.hex)) although the card's cryptogram checked out",
                                       statusWord: result.statusWord)
@@ -97,8 +109,18 @@ public final class SecureChannel: CardChannel {
     public func send(_ command: CommandAPDU, secret: Bool = false) throws -> ResponseAPDU {
         let wrapped = try session.wrap(command)
         commandsSent += 1
-        let answer = secret ? try transport.send(wrapped, secret: 0..<wrapped.encodedCount) : try transport.send(wrapped)
+        let answer = try Self.sendOnce(wrapped, over: transport, secret: secret)
         return try session.unwrap(answer)
+    }
+
+    /// Sends a command the card must see once: a `6Cxx` answer is not followed by the same
+    /// command with another Le (a MACed command re-sent would move the session's counter and
+    /// the card's state twice; an authentication re-sent is a second try), it is the answer.
+    static func sendOnce(_ command: CommandAPDU, over transport: APDUTransport, secret: Bool = false) throws -> ResponseAPDU {
+        let policy = transport.policy
+        transport.policy.correctsLe = false
+        defer { transport.policy = policy }
+        return secret ? try transport.send(command, secret: 0..<command.encodedCount) : try transport.send(command)
     }
 
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {

@@ -19,6 +19,8 @@ public struct SecurityLevel: OptionSet, Sendable, Hashable, CustomStringConverti
     public var isValid: Bool {
         guard contains(.cMAC) || self == [] else { return false }
         if contains(.rEncryption) && !contains(.rMAC) { return false }
+        // Amendment D §5.1: R-ENCRYPTION only with C-DECRYPTION too (33); 31 is no level.
+        if contains(.rEncryption) && !contains(.cDecryption) { return false }
         return rawValue & ~0x33 == 0
     }
 

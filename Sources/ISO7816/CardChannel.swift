@@ -75,6 +75,10 @@ public struct TransmissionPolicy: Sendable, Hashable {
     public var allowsChaining = true
     /// Largest data field for one short APDU.
     public var maxShortData = 255
+    /// Re-send a command answered `6Cxx` with Le = SW2. Off for a command that must reach the
+    /// card once (a MACed command, whose counter or session state would move twice, or an
+    /// authentication): its `6Cxx` comes back to the caller as the answer.
+    public var correctsLe = true
 
     public init(raw: Bool = false) { self.raw = raw }
     public static let standard = TransmissionPolicy()
@@ -90,6 +94,9 @@ public enum TransmitError: Error, Hashable, Sendable, CustomStringConvertible {
     case malformedResponse([UInt8])
     /// The SELECT policy refused the command before it was sent.
     case refusedSelect(aid: [UInt8])
+    /// The command's data is longer than any APDU carries (65,535 bytes): refused unsent, not
+    /// sent with a cut length.
+    case commandTooLong(dataLength: Int)
 
     public var description: String {
         switch self {
@@ -101,6 +108,8 @@ public enum TransmitError: Error, Hashable, Sendable, CustomStringConvertible {
             return ResponseAPDU.ResponseError.tooShort(bytes).description
         case let .refusedSelect(aid):
             return "SELECT of AID \(aid.hexString) refused: not in the allowlist"
+        case let .commandTooLong(n):
+            return "the command's data is \(n) bytes, more than an APDU carries (65,535): not sent"
         }
     }
 }
@@ -174,6 +183,7 @@ public final class APDUTransport {
     /// The same, with `encoded` the command's `bytes`, made once by a caller that also shows
     /// them (`apdu script` and `send` print every APDU they send, issue 50).
     package func send(_ command: CommandAPDU, encoded: [UInt8]) throws -> ResponseAPDU {
+        guard command.data.count <= 65535 else { throw TransmitError.commandTooLong(dataLength: command.data.count) }
         if let selectPolicy, let aid = selectPolicy.refusal(for: command) {
             throw TransmitError.refusedSelect(aid: aid)
         }
@@ -196,7 +206,7 @@ public final class APDUTransport {
             if needsExtended, response.statusWord == .wrongLength { forms.extendedLength = false }
         }
 
-        if response.statusWord.sw1 == 0x6C {
+        if response.statusWord.sw1 == 0x6C, policy.correctsLe {
             command.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
             command.forceExtended = false
             leCorrections += 1
@@ -219,6 +229,7 @@ public final class APDUTransport {
             var getResponse = CommandAPDU(cla: cla, ins: 0xC0, p1: 0, p2: 0, ne: min(available, wanted))
             response = try exchange(getResponse.bytes, .getResponse)
             if response.statusWord.sw1 == 0x6C {
+                // GET RESPONSE only fetches what the card holds: asked again, nothing moves twice.
                 getResponse.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
                 response = try exchange(getResponse.bytes, .resendWithLe)
             }

@@ -44,7 +44,7 @@ struct CAPFileTests {
         try manager.install(cap)
         let block = manager.loadBlockSize()
         #expect(block == (level & 0x02 != 0 ? 239 : 247))
-        let total = cap.loadFileDataBlock().count
+        let total = try cap.loadFileDataBlock().count
         #expect(manager.lastLoadCount == (total + block - 1) / block)
         let registry = try manager.registry()
         #expect(registry.contains { $0.kind == .loadFile && $0.aid == cap.package.aid && $0.modules == cap.applets })

@@ -43,7 +43,7 @@ package struct Failure: Error, CustomStringConvertible {
         case let e as TransmitError:
             switch e {
             case .refusedSelect: self.init(.refused, e.description)
-            case .extendedLengthUnsupported: self.init(.usage, e.description)
+            case .extendedLengthUnsupported, .commandTooLong: self.init(.usage, e.description)
             case .getResponseLimit, .malformedResponse: self.init(.ioError, e.description)
             }
         case let e as any FailureConvertible: self = e.failure

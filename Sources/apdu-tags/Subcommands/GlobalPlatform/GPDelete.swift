@@ -27,21 +27,22 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let target = try parseAID(aid, "the AID")
-                let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
+                let (reader, related) = try withCardManager(readerOptions, traceOptions) { name, manager in
                     try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
                     let entries = try manager.registry()
                     if entries.contains(where: { $0.aid == target }) || target == manager.isdAID {
                         try manager.delete(aid: target, related: deps)
-                    } else {
-                        // Not in the registry: perhaps the partial load file of an interrupted install.
-                        try manager.deleteUnchecked(aid: target, related: false)
+                        return (name, deps)
                     }
-                    return name
+                    // Not in the registry: perhaps the partial load file of an interrupted install,
+                    // deleted alone (so the output does not claim what depends on it went too).
+                    try manager.deleteUnchecked(aid: target, related: false)
+                    return (name, false)
                 }
                 if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("deleted", .hex(target)), ("deps", .bool(deps))]).serialized)
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("deleted", .hex(target)), ("deps", .bool(related))]).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): deleted \(target.hexString)\(deps ? " and what depends on it" : "")")
+                    Terminal.print("\(Terminal.safe(reader)): deleted \(target.hexString)\(related ? " and what depends on it" : "")")
                 }
             }
         }

@@ -65,7 +65,7 @@ extension APDUCommand {
                                         includeDescriptor: descriptor, maxData: blockSize)
                     return (name, manager.lastLoadCount, manager.loadBlockSize(maxData: blockSize))
                 }
-                let size = cap.loadFileDataBlock(includeDescriptor: descriptor).count
+                let size = (try? cap.loadFileDataBlock(includeDescriptor: descriptor).count) ?? 0
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("package", .hex(cap.package.aid)), ("applets", .array(cap.applets.map { .hex($0) })),
                                                 ("loadFileBytes", .int(size)), ("blockSize", .int(block)), ("loads", .int(loads))]).serialized)

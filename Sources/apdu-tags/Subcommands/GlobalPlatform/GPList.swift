@@ -18,18 +18,27 @@ extension APDUCommand {
 
         func run() throws {
             try reportingFailures {
-                let (reader, entries, level, commands): (String, [RegistryEntry], SecurityLevel, Int) = try withCardManager(readerOptions, traceOptions) { name, manager in
+                let (reader, entries, level, commands, unproven): (String, [RegistryEntry], SecurityLevel, Int, [RegistryEntry.Kind]) = try withCardManager(readerOptions, traceOptions) { name, manager in
                     try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
-                    return (name, try manager.registry(), manager.secureChannel?.level ?? [], manager.getStatusCommands)
+                    return (name, try manager.registry(), manager.secureChannel?.level ?? [], manager.getStatusCommands, manager.unprovenEmptyKinds)
                 }
+                // What the card's answers prove: with R-MAC each entry listed is the card's; an
+                // absence (6A 88) never is, nor anything at all without R-MAC.
+                let authenticated = level.contains(.rMAC)
                 if output.json {
                     Terminal.print(JSON.object([
                         ("reader", .string(reader)), ("securityLevel", .hex([level.rawValue])), ("getStatusCommands", .int(commands)),
+                        ("answersAuthenticated", .bool(authenticated)), ("unprovenEmpty", .array(unproven.map { .string($0.rawValue) })),
                         ("entries", .array(entries.map(Self.json))),
                     ]).serialized)
                     return
                 }
                 Terminal.print("\(Terminal.safe(reader)): \(entries.count) registry entries (\(level))")
+                if !authenticated {
+                    Terminal.print("  note: at this level the card's answers carry no R-MAC, so this listing is unauthenticated (--level 33 asks for R-MAC where the card offers it)")
+                } else if !unproven.isEmpty {
+                    Terminal.print("  note: none of \(unproven.map(\.rawValue).joined(separator: ", ")) by the card's 6A 88, a status word without R-MAC: that absence is unproven")
+                }
                 for e in entries {
                     let kind = e.kind.rawValue + String(repeating: " ", count: max(0, 4 - e.kind.rawValue.count))
                     var line = "  \(kind) \(e.aid.hexString)  \(e.lifeCycleName)"
