@@ -15,10 +15,12 @@ extension PaymentCardReader {
             guard let signed = afl?.records.first(where: { $0.sfi == r.sfi && $0.record == r.record })?.signed, signed else { continue }
             staticData += r.sfi <= 10 ? ((try? BERTLV.decode(r.bytes))?.first?.value ?? []) : r.bytes
         }
-        return try authenticate(app: read.application, data: read.data, staticData: staticData, gpoSDAD: read.data[[0x9F, 0x4B]], pan: read.pan)
+        return try authenticate(app: read.application, data: read.data, staticData: staticData, gpoSDAD: read.data[[0x9F, 0x4B]], pan: read.pan,
+                                terminalValues: read.terminalValues)
     }
 
-    func authenticate(app: PaymentApplication, data: [[UInt8]: [UInt8]], staticData records: [UInt8], gpoSDAD: [UInt8]?, pan: String?) throws -> ODAResult {
+    func authenticate(app: PaymentApplication, data: [[UInt8]: [UInt8]], staticData records: [UInt8], gpoSDAD: [UInt8]?, pan: String?,
+                      terminalValues: [[UInt8]: [UInt8]]) throws -> ODAResult {
         // The AIP is 2 bytes (Book 3 Annex A). The reader refuses an answer with any other; this
         // never reads a byte it has not checked is there (issue 48: 82 00 trapped).
         let aip = data[[0x82]] ?? [0, 0]
@@ -32,8 +34,18 @@ extension PaymentCardReader {
         if aip[0] & 0x40 != 0 { offered.append(.sda) }
         let method: ODAResult.Method = offered.contains(.fdda) ? .fdda : offered.contains(.dda) ? .dda : offered.contains(.sda) ? .sda : offered.contains(.cda) ? .cda : .none
         var result = ODAResult(method: method, result: .notOffered, offered: offered)
-        guard method != .none else { return result }
         func fail(_ why: String) -> ODAResult { var r = result; r.result = .failed; r.reason = why; return r }
+        guard method != .none else {
+            // The AIP travels unsigned (unless 9F4A signs it): one that offers nothing while the
+            // card gives what ODA runs on is not "nothing offered" but a contradiction, as when a
+            // man in the middle clears its bits to skip the proof.
+            let evidence: [[UInt8]] = [[0x8F], [0x90], [0x93], [0x9F, 0x46], [0x9F, 0x4B]]
+            let given = evidence.filter { data[$0] != nil }
+            if !given.isEmpty {
+                return fail("the AIP (82) \(aip.hexString) offers no offline data authentication, yet the card gives \(given.map(\.hexString).joined(separator: ", ")), which it runs on: an AIP changed on the way, or a card at odds with itself")
+            }
+            return result
+        }
 
         // ICC data missing (Book 3 §10.3): the objects Book 2 makes mandatory for the method
         // (§5.1.1 Table 4 for SDA, §6.1.1 Table 12 for DDA, fDDA and CDA), before any key.
@@ -98,7 +110,8 @@ extension PaymentCardReader {
             return result
         case .fdda:
             // Visa fDDA: UN ‖ amount ‖ currency ‖ card authentication related data (9F69), format 95.
-            let values = terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]])
+            // The values GET PROCESSING OPTIONS sent, which is what the card signed.
+            let values = terminalValues.isEmpty ? terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]]) : terminalValues
             let related = data[[0x9F, 0x69]]
             let signed = terminal.unpredictableNumber + (related == nil ? [] : values[[0x9F, 0x02]]! + values[[0x5F, 0x2A]]! + related!)
             do {

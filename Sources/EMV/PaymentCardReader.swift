@@ -106,6 +106,10 @@ public struct PaymentCardRead: Sendable {
     /// Tags the card gave with different values, and where: "5A (Application PAN): SFI 4
     /// record 1, SFI 1 record 2". Any of them fails a verdict that would otherwise pass.
     public var conflicts: [String] = []
+    /// The terminal's values GET PROCESSING OPTIONS sent in its PDOL data (amount, currency,
+    /// unpredictable number…): what fDDA's signature covers, so it is checked against these and
+    /// not against values worked out again after the records (whose 9F42 may differ).
+    public var terminalValues: [[UInt8]: [UInt8]] = [:]
 }
 
 /// Reads payment cards over any `CardChannel`, changing nothing on them.
@@ -136,6 +140,11 @@ public final class PaymentCardReader {
     func send(_ command: CommandAPDU, privateAnswer: Bool = false) throws -> ResponseAPDU {
         precondition(Self.instructions.contains(command.ins), "the EMV reader sends only SELECT, READ RECORD, GPO, GET DATA and INTERNAL AUTHENTICATE")
         exchanges += 1
+        // GET PROCESSING OPTIONS moves the ATC and is allowed once per selection: a 6Cxx to it is
+        // its answer, never a reason to send it again with another Le.
+        let policy = transport.policy
+        if command.ins == 0xA8 { transport.policy.correctsLe = false }
+        defer { transport.policy = policy }
         return try transport.send(command, secret: nil, secretResponse: privateAnswer)
     }
 
@@ -184,6 +193,11 @@ public final class PaymentCardReader {
         }
         let values = terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]])
         let pdolData = pdol?.build(values) ?? []
+        // 83, its length and the data in one short APDU (a card asking for more is refused
+        // before anything is sent, not sent with a cut length).
+        guard pdolData.count <= 252 else {
+            throw PaymentCardError(.malformed, "the PDOL (9F38) asks for \(pdolData.count) bytes; GET PROCESSING OPTIONS carries at most 252")
+        }
         let gpo = try send(CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0, p2: 0, data: [0x83] + BERTLV.encodeLength(pdolData.count) + pdolData, ne: 256), privateAnswer: true)
         if gpo.statusWord == .conditionsNotSatisfied {
             throw PaymentCardError(.refused, "the card refused GET PROCESSING OPTIONS with 69 85 (conditions of use not satisfied)\(pdol == nil ? "" : " to the PDOL data \(pdolData.hexString)")")
@@ -282,7 +296,7 @@ public final class PaymentCardReader {
             expiry = EMVMonth(year: EMVMonth.year(yy: y), month: m)
         }
         expiry = expiry ?? track2.flatMap(Self.track2Expiry) ?? data[[0x56]].flatMap(Self.track1Expiry)
-        var oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan)
+        var oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan, terminalValues: values)
         if !signedMissing.isEmpty, oda.method != .none, oda.result == .verified || oda.result == .failed || oda.result == .notVerified {
             oda.result = .failed
             oda.reason = "the card did not give the signed record\(signedMissing.count == 1 ? "" : "s") \(signedMissing.joined(separator: ", ")) that \(oda.method.rawValue) covers"
@@ -298,7 +312,7 @@ public final class PaymentCardReader {
         func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
         return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
                                lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records,
-                               unreadableRecords: unreadable, notes: notes, panProven: panProven, conflicts: conflicts)
+                               unreadableRecords: unreadable, notes: notes, panProven: panProven, conflicts: conflicts, terminalValues: values)
     }
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {

@@ -133,6 +133,10 @@ public enum Redaction {
         [0x5A]: "a PAN (5A)", [0x57]: "track 2 data (57)", [0x9F, 0x6B]: "track 2 data (9F6B)", [0x56]: "track 1 data (56)",
         [0x9F, 0x1F]: "track 1 discretionary data (9F1F)", [0x5F, 0x20]: "the cardholder's name (5F20)", [0x9F, 0x20]: "track 2 discretionary data (9F20)",
         [0x9F, 0x0B]: "the cardholder's name, extended (9F0B)",
+        // The ICC public key certificate holds the whole PAN, which anyone recovers with the
+        // scheme's public CA key and the issuer certificate beside it (9F48 is its remainder).
+        [0x9F, 0x46]: "the ICC public key certificate, which holds the PAN (9F46)", [0x9F, 0x48]: "the ICC public key remainder (9F48)",
+        [0x5F, 0x53]: "an IBAN (5F53)", [0x9F, 0x24]: "the payment account reference (9F24)",
     ]
 
     // MARK: - Finding
@@ -262,7 +266,9 @@ public enum Redaction {
         var whole = true
         func walk(_ range: Range<Int>, depth: Int) {
             var i = range.lowerBound
-            while i < range.upperBound, depth < 8 {
+            // Nesting past eight levels is not walked: the answer is then searched byte by byte.
+            guard depth < 8 else { whole = false; return }
+            while i < range.upperBound {
                 if bytes[i] == 0x00 || bytes[i] == 0xFF { i += 1; continue }
                 var tagEnd = i + 1
                 if bytes[i] & 0x1F == 0x1F { while tagEnd < range.upperBound, bytes[tagEnd] & 0x80 != 0 { tagEnd += 1 }; tagEnd += 1 }

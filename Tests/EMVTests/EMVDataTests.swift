@@ -17,6 +17,11 @@ struct EMVDataTests {
         for tag: [UInt8] in [[0x56], [0x57], [0x5A], [0x5F, 0x20], [0x9F, 0x1F], [0x9F, 0x46], [0x9F, 0x48], [0x9F, 0x6B]] {
             #expect(EMVTags.privateTags.contains(tag), "\(tag.hexString) not private")
         }
+        // One table redacts traces, logs and recordings (ISO7816's): every tag the dictionary
+        // calls private is in it, so a PAN inside the ICC certificate never leaves in a log.
+        for tag in EMVTags.privateTags {
+            #expect(Redaction.cardholderTags[tag] != nil, "\(tag.hexString) is private but the redaction table does not mask it")
+        }
         #expect(EMVTags.name([0xDF, 0x7F]) == "unknown tag DF7F")
         #expect(EMVKernel(kernelIdentifier: 0x03) == .visa && EMVKernel(rid: [0xA0, 0x00, 0x00, 0x00, 0x25]) == .amex)
     }
