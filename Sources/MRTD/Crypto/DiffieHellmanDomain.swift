@@ -24,7 +24,21 @@ public final class DiffieHellmanDomain: KeyAgreementGroup, @unchecked Sendable {
             throw MRTDProtocolError(.invalidPublicKey, "the DH generator is outside 2…p−1")
         }
         if let qq, qq.isZero || BigNumber.compare(qq, pp) >= 0 { throw MRTDProtocolError(.invalidPublicKey, "the DH group order is outside 1…p−1") }
-        self.init(p: pp, g: gg, q: qq, name: nil)
+        // Explicit parameters may come from EF.CardAccess, which nothing signs: a chip (or a man in
+        // the middle) offering a small subgroup would let the PACE transcript be searched offline
+        // for the CAN or MRZ (review of issue 48). So the group is proven sound before any key is
+        // made in it: p prime, the order q prime (p−1)/2 when not given, at least 160 bits,
+        // dividing p−1, and g of order q.
+        let context = try BigNumberContext()
+        let one = try BigNumber(word: 1)
+        let pMinusOne = try context.sub(pp, one)
+        let order: BigNumber
+        if let qq { order = qq } else { order = try context.div(pMinusOne, try BigNumber(word: 2)) }
+        guard BN_check_prime(pp.raw, context.raw, nil) == 1, BN_check_prime(order.raw, context.raw, nil) == 1, order.bitCount >= 160,
+              try context.mod(pMinusOne, order).isZero, BigNumber.compare(try context.modExp(gg, order, pp), one) == 0 else {
+            throw MRTDProtocolError(.invalidPublicKey, "the explicit DH parameters are not a sound group (p and its subgroup order q must be prime, q at least 160 bits dividing p−1, g of order q): refused before any key was made in it")
+        }
+        self.init(p: pp, g: gg, q: order, name: nil)
     }
 
     /// RFC 5114 §2.1-2.3: 0 the 1024-bit group with a 160-bit subgroup, 1 the 2048-bit group with

@@ -59,6 +59,14 @@ public final class EllipticCurveDomain: KeyAgreementGroup, @unchecked Sendable {
             EC_GROUP_free(g)
             throw MRTDProtocolError(.invalidPublicKey, "the explicit curve's generator is not a point on it")
         }
+        // As for DH: unsigned explicit parameters must be a sound curve before any key is made on
+        // it (p and the order prime, the order at least 160 bits and that of the generator, a
+        // small cofactor), or a weak one would expose the password PACE keeps.
+        guard BN_check_prime(pp.raw, context.raw, nil) == 1, BN_check_prime(nn.raw, context.raw, nil) == 1, nn.bitCount >= 160,
+              hh.bitCount <= 8, EC_GROUP_check(g, context.raw) == 1 else {
+            EC_GROUP_free(g)
+            throw MRTDProtocolError(.invalidPublicKey, "the explicit curve parameters are not a sound curve (a prime field, a prime order of at least 160 bits that is the generator's, a small cofactor): refused before any key was made on it")
+        }
         try self.init(group: g, name: nil)
     }
 

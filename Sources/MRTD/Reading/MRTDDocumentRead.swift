@@ -211,7 +211,15 @@ public struct MRTDReport: Sendable {
                                                 offered: dump.dataGroups[14] != nil || listed.contains(14), reason: offline),
                   activeAuthentication: ChipProof(method: .activeAuthentication, status: .notVerified,
                                                   offered: dump.dataGroups[15] != nil || listed.contains(15), reason: offline),
-                  live: false)
+                  live: false, withheldDataGroups: Self.absent(from: dump, listed: listed))
+    }
+
+    /// The groups a dump lacks that a live read must give: DG1 and DG2 always, and every group
+    /// EF.SOD lists but DG3 and DG4 (which the chip gives only after terminal authentication, so
+    /// a dump made without it lacks them honestly). Dropping DG1 or DG11 from a folder must not
+    /// leave "data genuine" standing (review of issue 48).
+    static func absent(from dump: MRTDDump, listed: Set<Int>) -> [Int] {
+        (listed.union([1, 2]).subtracting([3, 4])).filter { dump.dataGroups[$0] == nil }.sorted()
     }
 
     /// Passive authentication.

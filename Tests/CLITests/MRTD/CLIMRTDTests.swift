@@ -237,6 +237,12 @@ struct CLIMRTDTests {
         let json = try runAPDU(["mrtd", "verify", dir, "--trust", trust, "--json"]).document
         #expect(json.object("passiveAuthentication")["valid"] as? Bool == true && json.object("chipAuthentication").string("status") == "notVerified")
         #expect(json["reader"] == nil && json["access"] == nil && json["genuine"] as? Bool == false && json["dataGenuine"] as? Bool == true)
+        // A group EF.SOD lists taken out of the folder (review of issue 48: "data genuine" stood).
+        let dg11 = try Data(contentsOf: URL(fileURLWithPath: dir + "/DG11.bin"))
+        try FileManager.default.removeItem(atPath: dir + "/DG11.bin")
+        let partial = try runAPDU(["mrtd", "verify", dir, "--trust", trust])
+        #expect(partial.status == 65 && !partial.stdout.contains("✓ data genuine") && (partial.stdout + partial.stderr).contains("DG11"), "\(partial.stdout)\(partial.stderr)")
+        try dg11.write(to: URL(fileURLWithPath: dir + "/DG11.bin"))
         // Tampered on disk.
         var dg1 = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/DG1.bin")))
         dg1[10] ^= 0x01

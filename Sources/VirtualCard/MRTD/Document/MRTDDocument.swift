@@ -97,15 +97,18 @@ public struct MRTDDocument: Sendable {
         do { try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true) } catch {
             throw MRTDDocumentError(.io, "cannot create '\(directory)'")
         }
-        func write(_ name: String, _ bytes: [UInt8]) throws(MRTDDocumentError) {
-            guard FileManager.default.createFile(atPath: base + name, contents: Data(bytes)) else {
+        // The private keys and the CAN are the owner's alone (0600), as every secret the tool writes.
+        func write(_ name: String, _ bytes: [UInt8], secret: Bool = false) throws(MRTDDocumentError) {
+            try? FileManager.default.removeItem(atPath: base + name)
+            guard FileManager.default.createFile(atPath: base + name, contents: Data(bytes),
+                                                 attributes: secret ? [.posixPermissions: 0o600] : nil) else {
                 throw MRTDDocumentError(.io, "cannot write '\(base + name)'")
             }
         }
         for (file, bytes) in files.sorted(by: { $0.key < $1.key }) { try write(file.fileName, bytes) }
-        if let k = activeAuthenticationKey { try write(DirectoryName.activeAuthenticationKey, Array(k.pem.utf8)) }
-        if let k = chipAuthenticationKey { try write(DirectoryName.chipAuthenticationKey, Array(k.pem.utf8)) }
-        if let can { try write(DirectoryName.can, Array((can + "\n").utf8)) }
+        if let k = activeAuthenticationKey { try write(DirectoryName.activeAuthenticationKey, Array(k.pem.utf8), secret: true) }
+        if let k = chipAuthenticationKey { try write(DirectoryName.chipAuthenticationKey, Array(k.pem.utf8), secret: true) }
+        if let can { try write(DirectoryName.can, Array((can + "\n").utf8), secret: true) }
         if let cscaCertificate { try write(DirectoryName.csca, Array(PEM.encode(cscaCertificate, label: "CERTIFICATE").utf8)) }
         if let cscaMasterList { try write(DirectoryName.masterList, cscaMasterList) }
     }
