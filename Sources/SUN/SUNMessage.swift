@@ -259,8 +259,11 @@ public struct SUNMessage: Sendable, Hashable {
         var input: [UInt8] = []
         let inputStart = [file?.0.lowerBound, tt?.lowerBound].compactMap { $0 }.min()
         if let inputStart {
-            guard inputStart <= macField.0.lowerBound else {
-                throw SUNError(.malformed, "the encrypted file data or the TagTamper status comes after the SDMMAC: no SDM layout puts it there")
+            // Each of them, not only the first: one placed after the MAC would be outside what
+            // the MAC covers, and reported as verified all the same (a keyless `&tt=CC` or
+            // `&enc=…` appended to a genuine tap).
+            guard [file?.0, tt].compactMap({ $0 }).allSatisfy({ $0.upperBound <= macField.0.lowerBound }) else {
+                throw SUNError(.malformed, "the encrypted file data or the TagTamper status comes after the SDMMAC: no SDM layout puts it there, and the MAC would not cover it")
             }
             input = Array(bytes[inputStart..<macField.0.lowerBound])
         }

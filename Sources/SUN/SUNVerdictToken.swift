@@ -129,7 +129,7 @@ public struct SUNVerdictToken: Sendable, Hashable {
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimBytes)) else {
             throw SUNTokenError(.malformed, "the token's claims are not a verdict (verdict, iat, exp)")
         }
-        guard now < claims.exp else { throw SUNTokenError(.expired, "the token expired \(now - claims.exp + 1) s ago") }
+        guard now < claims.exp else { throw SUNTokenError(.expired, "the token expired \(now.subtractingReportingOverflow(claims.exp).partialValue &+ 1) s ago") }
         var tamper: SUNTagTamperStatus?
         if let t = claims.tamper {
             guard let p = SUNTagTamperStatus.State(name: t.permanent), let c = SUNTagTamperStatus.State(name: t.current) else {

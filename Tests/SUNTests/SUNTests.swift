@@ -65,6 +65,19 @@ struct SUNVectorTests {
         #expect(throws: SUNError.self) { try m.verify(keys: try SDMKeys(metaRead: zero, fileRead: [UInt8](repeating: 1, count: 16))) }
     }
 
+    /// Review (issue 51): without a template, a TagTamper status or file data appended after a
+    /// genuine tap's MAC was read and reported as verified, though the MAC never covered it.
+    @Test("a tamper status or file data placed after the MAC is refused, not reported as verified")
+    func fieldsAfterTheMAC() throws {
+        let url = "https://www.my424dna.com/?picc_data=FD91EC264309878BE6345CBE53BADF40&enc=CEE9A53E3E463EF1F459635736738962&cmac=ECC1E7F6C6C73BF6"
+        for appended in ["&tt=CC", "&tt=OO"] {
+            #expect(throws: SUNError.self) { _ = try SUNMessage(url: url + appended).verify(keys: try SDMKeys(metaRead: zero, fileRead: zero)) }
+        }
+        // File data after the MAC, the tamper letters before it.
+        let moved = "https://www.my424dna.com/?picc_data=FD91EC264309878BE6345CBE53BADF40&tt=CC&cmac=ECC1E7F6C6C73BF6&enc=CEE9A53E3E463EF1F459635736738962"
+        #expect(throws: SUNError.self) { _ = try SUNMessage(url: moved) }
+    }
+
     @Test("custom keys, MAC over the file data alone (bulk layout): UID 041D3C8A2D6B80, counter 291")
     func customKeys() throws {
         let m = SUNMessage(piccData: hex("8ACADDEF0A9B62CDAE39A16B83FC14DE"), mac: hex("238B2543A8DEBAD8"), encryptedFileData: hex("B8436E11F627BB7F543FCC0C1E0D1A89"),

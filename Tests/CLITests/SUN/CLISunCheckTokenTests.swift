@@ -51,5 +51,10 @@ struct CLISunCheckTokenTests {
         #expect(noKey.status == 64 && noKey.stderr.contains("--key-file"))
         let short = try runAPDU(["sun", "check-token", t], environment: ["APDU_SUN_REDIRECT_KEY": "SECRET00112233"])
         #expect(short.status == 64 && !short.stderr.contains("SECRET"))
+        // Review (issue 51): an instant at Int's limits trapped on the subtraction.
+        for at in ["-9223372036854775808", "9223372036854775807"] {
+            let extreme = try runAPDU(["sun", "check-token", "--at=\(at)", t], environment: env)
+            #expect(extreme.status == 64 && !extreme.stderr.contains("Fatal"), "\(extreme.stderr)")
+        }
     }
 }

@@ -31,6 +31,11 @@ extension APDUCommand {
         @Option(help: ArgumentHelp("Check as of this time (seconds since 1970) instead of now.", valueName: "seconds"))
         var at: Int?
 
+        func validate() throws {
+            // Seconds from 1970 to the year 9999: an instant, not an integer at its limits.
+            if let at, !(0...253_402_300_799).contains(at) { throw ValidationError("--at is seconds since 1970 (0 to 253402300799)") }
+        }
+
         func run() throws {
             try reportingFailures {
                 let key = try redirectKey()
@@ -59,7 +64,7 @@ extension APDUCommand {
                     if let counter = verdict.counter { line += ", read counter \(counter)" }
                     if let t = verdict.tamper { line += ", TagTamper \(t.seal.rawValue)" }
                     if let group = verdict.group { line += ", group \(Terminal.safe(group))" }
-                    Terminal.print(line + ", expires in \(verdict.expires - now) s")
+                    Terminal.print(line + ", expires in \(verdict.expires.subtractingReportingOverflow(now).partialValue) s")
                 }
                 guard verdict.isGenuine else { throw Failure(.unexpected, "the token verifies, but its verdict is \(Terminal.safe(verdict.verdict)), not genuine") }
             }
