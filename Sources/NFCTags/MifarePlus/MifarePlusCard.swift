@@ -234,7 +234,9 @@ public final class MifarePlusCard {
 
     /// CommitPerso (`AA`, with the target level on EV1/EV2: `AA 01` or `AA 03`): ends SL0.
     public func commitPerso(targetLevel: UInt8?) throws {
-        let answer = try send(0xAA, targetLevel.map { [$0] } ?? [])
+        // Once: CommitPerso cannot be taken back, and a second one after a lost answer is refused
+        // by a card already switched (review: reported as "still in SL0").
+        let answer = try send(0xAA, targetLevel.map { [$0] } ?? [], counted: true)
         try check(answer, "CommitPerso")
     }
 
@@ -262,7 +264,8 @@ public final class MifarePlusCard {
         let rndB = try aes.decrypt(cbc: step1.data, iv: [UInt8](repeating: 0, count: 16))
         let rndA = randomSource(16)
         let token = try aes.encrypt(cbc: rndA + Array(rndB[1...]) + [rndB[0]], iv: [UInt8](repeating: 0, count: 16))
-        let step2 = try send(0x72, token, secretAnswer: true)
+        // Once: a second proof to a card that took the first is refused, and read as a wrong key.
+        let step2 = try send(0x72, token, secretAnswer: true, counted: true)
         guard step2.isOK else {
             throw MifarePlusError(.authenticationFailed, "the card refused the key for \(MifarePlusBlockNumber.words(number)): \(step2.status?.description ?? Hex.encode([step2.statusByte]))",
                                   status: step2.status, rawStatus: step2.statusByte)

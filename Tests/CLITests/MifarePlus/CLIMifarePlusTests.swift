@@ -76,6 +76,11 @@ struct CLIMifarePlusTests {
             #expect(wrong.status == 1 && wrong.stderr.contains("06") && !(wrong.stderr + wrong.stdout).contains(Self.keyHex), "\(wrong.stderr)")
             #expect(try runAPDU(["plus", "read", "--block", "x9", "--key", Self.ndefKey, "-r", r]).status == 64)
             #expect(try runAPDU(["plus", "read", "--block", "4", "--key", "A:12", "-r", r]).status == 64)
+            // Review (issue 48): an empty or one-sided range trapped (an empty split's first part).
+            for block in ["--block=-", "--block=", "--block=-5", "--block=5-"] {
+                let bad = try runAPDU(["plus", "read", block, "--key", Self.ndefKey, "-r", r])
+                #expect(bad.status == 64 && !bad.stderr.contains("Fatal"), "\(block): \(bad.status) \(bad.stderr)")
+            }
             card.tamperAnswerMACs()
             let tampered = try runAPDU(["plus", "read", "--block", "4", "--key", Self.ndefKey, "-r", r])
             #expect(tampered.status == 65 && tampered.stderr.contains("MAC") && tampered.stdout.isEmpty, "\(tampered.stderr)")

@@ -57,7 +57,11 @@ enum PlusBlocks {
     }
 
     static func range(_ text: String, option: String) throws -> ClosedRange<Int> {
-        let parts = text.split(separator: "-", maxSplits: 1).map(String.init)
+        // Exactly N or N-M: "-", "", "-5" and "5-" are refused, not read as something else.
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard !parts.contains(where: { $0.allSatisfy(\.isWhitespace) }) else {
+            throw ValidationError("\(option): '\(Terminal.safe(text))' is not a block or a range N-M (decimal, or 0x hex)")
+        }
         let first = try number(parts[0], option: option)
         let last = parts.count == 2 ? try number(parts[1], option: option) : first
         guard last >= first else { throw ValidationError("\(option): \(text) runs backwards") }

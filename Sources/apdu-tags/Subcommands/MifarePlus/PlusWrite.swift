@@ -62,7 +62,7 @@ extension APDUCommand {
                                               trailer: layout.isTrailer(number), confirmLockout: yes ? layout.sector(ofBlock: number) : nil)
                         if layout.isTrailer(number) { return (reader, nil, nil, "not read back (a trailer's keys do not read back)") }
                         do { return (reader, nil, try card.read(block: number), nil) } catch {
-                            return (reader, nil, nil, "not read back (\(Failure.reason(error)))")
+                            return (reader, nil, nil, "could not be read back (\(Failure.reason(error)))")
                         }
                     }
                     let card = try MifarePlusCard.level3(transport, atr: atr)
@@ -83,6 +83,15 @@ extension APDUCommand {
                     let how = back == data ? "it reads back as written" : back.map { "but it reads back as \($0.hexString)" } ?? unconfirmed ?? "not read back"
                     Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
                     if let old { Terminal.print("  previous contents \(old.hexString)") }
+                }
+                // Done only when proven: read back as written, or (a trailer, an SL3 key) the
+                // answer's MAC. A read-back that differs or that failed is no "wrote" (review:
+                // an SL1 write answered 90 00 but never delivered exited 0).
+                if let back, back != data {
+                    throw Failure(.ioError, "block \(number) reads back as \(back.hexString), not as written: the write did not take")
+                }
+                if back == nil, let unconfirmed, unconfirmed.hasPrefix("could not be read back (") {
+                    throw Failure(.ioError, "block \(number) was written but \(unconfirmed): the write is unconfirmed")
                 }
             }
         }
