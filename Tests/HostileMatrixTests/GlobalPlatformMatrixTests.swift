@@ -48,7 +48,9 @@ struct GlobalPlatformMatrixTests {
                 let manager = CardManager(transport: context.transport())
                 try manager.authenticate(keys: .testKeys)
                 let registry = try manager.registry()
-                let authenticated = manager.secureChannel?.level.contains(.rMAC) == true
+                // An empty kind the card gave by an error status word (which carries no R-MAC)
+                // is its unauthenticated word: the listing then vouches for nothing.
+                let authenticated = manager.secureChannel?.level.contains(.rMAC) == true && manager.unprovenEmptyKinds.isEmpty
                 let text = registryText(registry)
                 return HostileOutcome(verdict: authenticated, vouched: "level \(manager.secureChannel.map { "\($0.level)" } ?? "-")\n" + text, shown: text)
             }
@@ -57,19 +59,21 @@ struct GlobalPlatformMatrixTests {
 
     /// `gp put-key`: the claim (written, refused, lost with old or new found) against the
     /// card's key sets.
-    static func putKey(_ scp: CardManagerModel.SCP) -> HostileOperation {
-        HostileOperation(family: "GlobalPlatform", name: "put-key \(scp)", secrets: secrets, counted: counted) {
+    static func putKey(_ scp: CardManagerModel.SCP, replacingCurrent: Bool) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: "put-key \(scp)" + (replacingCurrent ? " replacing" : " new set"), secrets: secrets, counted: counted) {
             let card = CardManagerModel(scp)
-            let keys = scp == .scp02 ? newKeys : newKeys
+            let current = card.current.keySets[0].version
+            var keys = newKeys
+            if replacingCurrent { keys.version = current == 0x7F ? 0x01 : current + 1 }
             return HostileRun(card: card) { context in
                 let manager = CardManager(transport: context.transport())
                 try manager.authenticate(keys: .testKeys)
-                let checks = try manager.putKey(keys)
+                let checks = try manager.putKey(keys, replacing: replacingCurrent ? current : nil)
                 return HostileOutcome(verdict: true, vouched: "written, check values \(checks.map { Hex.encode($0) })", shown: "\(checks)")
             } claims: { result in
                 let written = card.current.keySets.contains { $0.version == keys.version && $0.enc == keys.enc && $0.mac == keys.mac && $0.dek == keys.dek }
                 switch result {
-                case .success: return written ? nil : "put-key said written; the card does not hold key set 31"
+                case .success: return written ? nil : "put-key said written; the card does not hold the new key set"
                 case .failure(let e as GlobalPlatformError):
                     let text = e.message
                     if e.kind == .refused || text.contains("nothing was written") { return written ? "said nothing was written (\(text)); the card holds the new keys" : nil }
@@ -93,7 +97,8 @@ struct GlobalPlatformMatrixTests {
         for scp in CardManagerModel.SCP.allCases {
             ops["info \(scp)"] = info(scp)
             ops["list \(scp)"] = list(scp, expectVerdict: scp == .scp03)
-            ops["put-key \(scp)"] = putKey(scp)
+            ops["put-key \(scp) new set"] = putKey(scp, replacingCurrent: false)
+            ops["put-key \(scp) replacing"] = putKey(scp, replacingCurrent: true)
         }
         for hostile in CardManagerModel.Hostile.allCases where hostile != .refuseLoad {
             ops["list scp03 \(hostile.rawValue)"] = list(.scp03, hostile: hostile, expectVerdict: hostile == .legacyOnly ? true : false)
