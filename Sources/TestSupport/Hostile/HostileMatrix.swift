@@ -274,22 +274,20 @@ public enum HostileMatrix {
         }
         let cleanExchanges = clean.channel.exchanges
         let limit = max(64, cleanExchanges.count * 4 + 64)
-        for (i, mutation) in cases(exchanges: cleanExchanges.count, mutations: operation.mutations, mode: mode) {
-            // Whether the mutation has anything to act on, judged on the clean run's answer.
-            if mutation != .transmitError {
-                let key = HostileChannel.replayKey(cleanExchanges[i].command)
-                let before = cleanExchanges[..<i].filter { HostileChannel.replayKey($0.command) == key }.map(\.response)
-                let prior = mutation == .replay ? [cleanExchanges[i].response] + before : before
-                if mutation.apply(to: cleanExchanges[i].response, earlier: prior) == nil && !(mutation == .replay && !prior.isEmpty) {
-                    report.notApplicable += 1
-                    continue
-                }
-            }
+        /// Whether `mutation` has anything to act on at exchange `i`, judged on the clean run's answer.
+        func applies(_ mutation: HostileMutation, at i: Int) -> Bool {
+            guard mutation != .transmitError else { return true }
+            let key = HostileChannel.replayKey(cleanExchanges[i].command)
+            let before = cleanExchanges[..<i].filter { HostileChannel.replayKey($0.command) == key }.map(\.response)
+            let prior = mutation == .replay ? [cleanExchanges[i].response] + before : before
+            return mutation.apply(to: cleanExchanges[i].response, earlier: prior) != nil || (mutation == .replay && !prior.isEmpty)
+        }
+        func attempt(_ i: Int, _ mutation: HostileMutation) {
             note.set("\(operation.family) \(operation.name) exchange \(i) \(mutation)")
             let run = execute(operation, target: i, mutation: mutation, limit: limit, earlier: cleanExchanges)
             report.runs += 1
             report.exchangesSent += run.channel.exchanges.count
-            guard run.channel.applied != nil else { report.notApplicable += 1; continue }
+            guard run.channel.applied != nil else { report.notApplicable += 1; return }
             report.mutations[mutation.description, default: 0] += 1
             switch run.result {
             case .failure: report.threw += 1
@@ -297,6 +295,17 @@ public enum HostileMatrix {
             case .success: report.sameAnswer += 1
             }
             judge(operation, run, clean: cleanOutcome, exchange: i, mutation: mutation, into: &report)
+        }
+        for (i, mutation) in cases(exchanges: cleanExchanges.count, mutations: operation.mutations, mode: mode) {
+            guard applies(mutation, at: i) else { report.notApplicable += 1; continue }
+            attempt(i, mutation)
+        }
+        // The sample's promise, every mutation at least once: one whose picks all missed (no TLV,
+        // no signature-sized block there) goes to the first exchange it can act on.
+        if case .sample = mode {
+            for mutation in operation.mutations where report.mutations[mutation.description] == nil {
+                if let i = cleanExchanges.indices.first(where: { applies(mutation, at: $0) }) { attempt(i, mutation) }
+            }
         }
         report.seconds = seconds(since: start)
         return report
