@@ -304,6 +304,7 @@ extension MRTDReader {
     public func readDocument(key: MRTDAccessKey, request: MRTDReadRequest = MRTDReadRequest(),
                              progress: ((_ file: String, _ done: Int, _ total: Int) -> Void)? = nil) throws -> MRTDDocumentRead {
         let start = statistics
+        sessionWithoutMapping = false
         var dump = MRTDDump()
         // EF.CardAccess (PACE's parameters) before anything else; on a chip that has it, EF.ATR/INFO
         // too, for extended length. Neither on a BAC-only chip, which may refuse MF reads before
@@ -387,6 +388,10 @@ extension MRTDReader {
             // PACE-CAM without DG14: the key is in EF.CardSecurity, whose signature is checked.
             chipProof = try proveMapping(mapping, dg14: nil, request: request, dump: &dump)
         }
+        if chipProof.method == .chipAuthenticationMapping, chipProof.status == .verified, sessionWithoutMapping {
+            chipProof = ChipProof(method: chipProof.method, status: .notVerified, offered: true, algorithm: chipProof.algorithm,
+                                  reason: "a session of this read was opened again without PACE-CAM (\(self.access?.pace == nil ? "with BAC" : "without the mapping")): what was read in it is not covered by the mapping's proof")
+        }
         if chipProofLapsed && chipProof.status == .verified {
             // The session was opened again after the proof, and the chip did not prove itself
             // again: what was read since did not travel under its keys (issue 48).
@@ -407,7 +412,8 @@ extension MRTDReader {
         used.bytesReceived -= start.bytesReceived
         used.readCommands -= start.readCommands
         used.sessionRestarts -= start.sessionRestarts
-        return MRTDDocumentRead(access: MRTDAccess(result, password: password), dump: dump, protectedDataGroups: protected,
+        // The access of the session the read ended in: a restart that fell back to BAC is said.
+        return MRTDDocumentRead(access: MRTDAccess(self.access ?? result, password: password), dump: dump, protectedDataGroups: protected,
                                 missingDataGroups: missing, withheldDataGroups: withheldGroups.sorted(), comProblem: comProblem,
                                 chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used)
     }

@@ -128,6 +128,10 @@ public final class MRTDReader {
     /// PACE-CAM's proof of every session opened since `establishAccess`: each must verify
     /// against the chip's key, or what was read in that session is not the chip's (issue 48).
     var mappingsSinceAccess: [ChipAuthenticationMappingData] = []
+    /// Whether a session of this read opened without PACE-CAM's proof (BAC, or PACE without the
+    /// mapping, after a restart): data read in it is not covered by a mapping's proof, so PACE-CAM
+    /// cannot make the chip proven (review of issue 48: a restart fell back to BAC on a clone).
+    var sessionWithoutMapping = false
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -211,6 +215,12 @@ public final class MRTDReader {
     }
 
     private func runAccessControl(_ method: MRTDAccessMethod, key: MRTDAccessKey) throws -> MRTDAccessResult {
+        let result = try openSession(method, key: key)
+        if result.pace?.chipAuthenticationMapping == nil { sessionWithoutMapping = true }
+        return result
+    }
+
+    private func openSession(_ method: MRTDAccessMethod, key: MRTDAccessKey) throws -> MRTDAccessResult {
         channel.secureMessaging = nil
         reopenBeforeNextRead = false
         if method == .bac { return try runBAC(key, after: nil) }
