@@ -221,7 +221,10 @@ extension MifarePlusCard {
                 throw MifarePlusError(.authenticationFailed, "\(e.message); the card stays in SL1", status: e.status)
             }
             if answered == 2 {
-                throw MifarePlusInterrupted(operation: "the switch to SL3", state: "the card accepted the proof (it answered 90) and is in SL3", underlying: error)
+                // Two answers came back, but a bare 90 to the proof is no proof the card took it
+                // (a reader, or a man in the middle, can say 90): which level it is in is the card's
+                // to show (review of issue 48: "accepted, in SL3" for a card still in SL1).
+                throw MifarePlusInterrupted(operation: "the switch to SL3", state: "the card answered the proof, but nothing proves it took it: it is in SL1 or in SL3; apdu plus info tells", underlying: error)
             }
             throw error
         }

@@ -189,14 +189,23 @@ extension MifarePlusIdentity {
         let raw = "GetVersion: vendor 04, type 02, major \(Hex.encode([v.hardwareMajor])), storage byte \(Hex.encode([v.hardwareStorage]))"
         evidence.append(.init("generation \(generation.rawValue)", raw))
         if let storage { evidence.append(.init("storage \(storage) bytes", "GetVersion's storage byte \(Hex.encode([v.hardwareStorage]))")) }
+        var said: [UInt8]?
         if version[14] == 0x00 && version[15] == 0x04 {
             // A 4-byte UID (NUID): `00 04` then the UID, as proxmark3's hf mfp info reads it.
-            uid = Array(version[16..<20])
-            evidence.append(.init("UID (4 bytes)", "GetVersion"))
+            said = Array(version[16..<20])
         } else if !v.uidHidden {
-            uid = v.uid
-            evidence.append(.init("UID", "GetVersion"))
+            said = v.uid
         }
+        guard let said else { return }
+        if let reader = uid, reader != said {
+            // The UID the reader saw at anticollision is the tag's; one GetVersion names in its place
+            // is what a clone replaying a genuine card's answers would say, so the signature is
+            // checked over the reader's (review of issue 48).
+            evidence.append(.init("UID \(Hex.encode(reader)) (the reader's)", "GetVersion names another UID, \(Hex.encode(said)): kept the reader's, over which the signature is checked"))
+            return
+        }
+        uid = said
+        evidence.append(.init(said.count == 4 ? "UID (4 bytes)" : "UID", "GetVersion"))
     }
 
     /// Read_Sig's 56 bytes, checked with NXP's MIFARE Plus keys over the UID when it is known.

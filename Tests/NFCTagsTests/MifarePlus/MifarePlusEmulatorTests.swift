@@ -54,6 +54,21 @@ struct MifarePlusEmulatorTests {
         #expect(id.uid == h("12817C48") && id.signatureKey == .mifarePlusEV1)
     }
 
+    /// Review of issue 48: a clone replaying a genuine card's GetVersion and Read_Sig under
+    /// another UID was "valid (NXP)": the signature is checked over the UID the reader saw.
+    @Test("GetVersion naming another UID than the reader's: the reader's is kept, and the replayed signature fails")
+    func replayedIdentity() throws {
+        let signature = h("3351979A3449CACD9EE113A75B862917F03EFAE68DA399C06342BF8583C88DFE769DF49754A96F7C28B57189FB05B9C10E2305D41423A6EB")
+        let model = MifarePlusModel(.ev1, level: .sl3, uid: h("12817C48"), signature: signature)
+        let readerUID = h("04112233445566")
+        let (_, id) = try MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr, uid: readerUID)
+        #expect(id.uid == readerUID && id.signatureKey == nil)
+        #expect(id.evidence.contains { $0.evidence.contains("12817C48") })
+        // The same card through a reader that reports its own UID: valid, as before.
+        let (_, same) = try MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr, uid: h("12817C48"))
+        #expect(same.signatureKey == .mifarePlusEV1)
+    }
+
     @Test("a DESFire is not taken for a MIFARE Plus")
     func desfire() {
         let model = DESFireModel(image: .factory(DESFireModel.Chip(generation: .ev1)))
