@@ -142,9 +142,7 @@ public final class PaymentCardReader {
         exchanges += 1
         // GET PROCESSING OPTIONS moves the ATC and is allowed once per selection: a 6Cxx to it is
         // its answer, never a reason to send it again with another Le.
-        let policy = transport.policy
-        if command.ins == 0xA8 { transport.policy.correctsLe = false }
-        defer { transport.policy = policy }
+        if command.ins == 0xA8 { return try transport.sendOnce(command, secretResponse: privateAnswer) }
         return try transport.send(command, secret: nil, secretResponse: privateAnswer)
     }
 

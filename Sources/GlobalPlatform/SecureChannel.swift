@@ -117,10 +117,7 @@ public final class SecureChannel: CardChannel {
     /// command with another Le (a MACed command re-sent would move the session's counter and
     /// the card's state twice; an authentication re-sent is a second try), it is the answer.
     static func sendOnce(_ command: CommandAPDU, over transport: APDUTransport, secret: Bool = false) throws -> ResponseAPDU {
-        let policy = transport.policy
-        transport.policy.correctsLe = false
-        defer { transport.policy = policy }
-        return secret ? try transport.send(command, secret: 0..<command.encodedCount) : try transport.send(command)
+        try transport.sendOnce(command, secret: secret ? 0..<command.encodedCount : nil)
     }
 
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {

@@ -159,6 +159,15 @@ public final class APDUTransport {
     /// the data of every answer to it (GET RESPONSE rounds included), so observers show them as
     /// `**`: BAC's EXTERNAL AUTHENTICATE, whose cryptograms under the MRZ's keys would let a
     /// trace's reader test guesses of the MRZ offline.
+    /// Sends a command the card must see once (a MACed or counted command, an authentication):
+    /// with `correctsLe` off for it, so a `6Cxx` is its answer, not a reason to send it again.
+    public func sendOnce(_ command: CommandAPDU, secret: Range<Int>? = nil, secretResponse: Bool = false) throws -> ResponseAPDU {
+        let saved = policy
+        policy.correctsLe = false
+        defer { policy = saved }
+        return try send(command, secret: secret, secretResponse: secretResponse)
+    }
+
     public func send(_ command: CommandAPDU, secret: Range<Int>?, secretResponse: Bool) throws -> ResponseAPDU {
         guard let observer, secret != nil || secretResponse else { return try send(command) }
         let length = command.bytes.count
