@@ -86,7 +86,30 @@ public struct APDUScript: Hashable, Sendable {
         }
     }
 
-    public var steps: [Step]
+    /// The steps as the script is run: an APDU as its encoding, validated when it was read and
+    /// sent as it is (issue 50: a script of thousands of lines makes no command per line).
+    package enum Item: Hashable, Sendable {
+        case reset(line: Int)
+        case apdu(encoded: [UInt8], expect: [StatusWordPattern]?, line: Int)
+        case tag([UInt8], expect: [TagAnswerKind]?, line: Int)
+    }
+
+    /// Made by the parser alone, so every APDU's encoding is a valid one.
+    package private(set) var items: [Item]
+
+    /// The steps, each APDU decoded.
+    public var steps: [Step] {
+        get {
+            items.map { item in
+                switch item {
+                case let .reset(line): return .reset(line: line)
+                // Made by the parser from a valid encoding: decoding it again cannot fail.
+                case let .apdu(encoded, expect, line): return .apdu(try! CommandAPDU(bytes: encoded), expect: expect, line: line)
+                case let .tag(frame, expect, line): return .tag(frame, expect: expect, line: line)
+                }
+            }
+        }
+    }
 
     /// Parses a script. Stops at `exit` or `quit`. Lines are limited to keep hostile input bounded.
     public init(parsing text: String) throws(ParseError) {
@@ -96,14 +119,18 @@ public struct APDUScript: Hashable, Sendable {
     /// `fastLines: false` parses every line the general way: the reference the fast path is
     /// tested against.
     package init(parsing text: String, fastLines: Bool) throws(ParseError) {
+        try self.init(parsingNormalized: TextInput.normalized(text), fastLines: fastLines)
+    }
+
+    /// Parses text that `TextInput.normalized` made (`apdu script` normalizes a file once).
+    package init(parsingNormalized text: String, fastLines: Bool = true) throws(ParseError) {
         var parser = Parser(fastLines: fastLines)
-        var text = TextInput.normalized(text)
+        var text = text
         // Lines split on the UTF-8 bytes: no grapheme breaking over a script of thousands of lines.
         let failure = text.withUTF8 { (bytes) -> ParseError? in
             var start = 0
             while start <= bytes.count {
-                var end = start
-                while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                let end = TextInput.offset(of: UInt8(ascii: "\n"), in: UnsafeRawBufferPointer(bytes), from: start)
                 do throws(ParseError) {
                     if try !parser.line(UnsafeBufferPointer(rebasing: bytes[start..<end])) { return nil }
                 } catch { return error }
@@ -113,13 +140,13 @@ public struct APDUScript: Hashable, Sendable {
         }
         if let failure { throw failure }
         if !parser.pending.isEmpty { throw ParseError(line: parser.pendingLine, reason: "the script ends inside a continued line") }
-        self.steps = parser.steps
+        self.items = parser.items
     }
 
     /// The state of a parse, one line at a time.
     private struct Parser {
         let fastLines: Bool
-        var steps: [Step] = []
+        var items: [Item] = []
         var pending = ""
         var pendingLine = 0
         var number = 0
@@ -133,8 +160,8 @@ public struct APDUScript: Hashable, Sendable {
             // `apdu script` runs files of thousands of APDUs, which CI runs against pcscd: a plain
             // APDU line (hex, maybe `=> SW`) is read straight off its bytes (issue 50). Anything
             // else, and every error, takes the general path below, so messages stay the same.
-            if fastLines, pending.isEmpty, let step = Self.plainAPDU(bytes, line: number) {
-                steps.append(step)
+            if fastLines, pending.isEmpty, let item = Self.plainAPDU(bytes, line: number) {
+                items.append(item)
                 return true
             }
             return try generalLine(String(decoding: bytes, as: UTF8.self))
@@ -142,20 +169,23 @@ public struct APDUScript: Hashable, Sendable {
 
         /// A line that is only hex (and separators), optionally `=> PATTERN[, PATTERN…]` and a
         /// `#` comment, all ASCII; nil for anything else, or anything wrong.
-        static func plainAPDU(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> Step? {
+        static func plainAPDU(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> Item? {
             // One pass: the hex decoded on the stack up to `=>`, the rest only checked (a `#`
             // ends the line; a continuation, a second `=`, a byte outside ASCII are the general
-            // path's). The command's data is the line's one allocation.
+            // path's). The encoding is the line's one allocation.
             var end = bytes.count
             var arrow: Int?
-            let parsed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count / 2 + 1) { out -> CommandAPDU? in
+            let parsed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count / 2 + 1) { out -> [UInt8]? in
                 var high: UInt8 = 0xFF
                 var count = 0
                 var i = 0
+                let nibbles = Hex.nibbles.utf8Start
                 while i < end {
                     let b = bytes[i]
                     i += 1
-                    if arrow == nil, let nibble = Hex.nibbleValue(b) {
+                    // One table look-up per digit (issue 50): 0x30 + value for a hex digit.
+                    let nibble = nibbles[Int(b)] &- 0x30
+                    if nibble < 16, arrow == nil {
                         if high == 0xFF { high = nibble } else { out[count] = high << 4 | nibble; count += 1; high = 0xFF }
                     } else if b == 0x20 || b == 0x09 || (arrow == nil && (b == UInt8(ascii: ":") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_"))) {
                         // Hex.decode's separators, but for line ends (none inside a line): any other
@@ -173,10 +203,12 @@ public struct APDUScript: Hashable, Sendable {
                 }
                 // Fewer than five digits may be a word (`exit`, `reset`) or an error: the general path.
                 guard high == 0xFF, count >= 4 else { return nil }
-                return try? CommandAPDU(encoding: UnsafeBufferPointer(rebasing: out[0..<count]))
+                let encoding = UnsafeBufferPointer(rebasing: out[0..<count])
+                guard (try? CommandAPDU.Shape(encoding: encoding)) != nil else { return nil }
+                return Array(encoding)
             }
-            guard let command = parsed else { return nil }
-            guard let arrow else { return .apdu(command, expect: nil, line: line) }
+            guard let encoded = parsed else { return nil }
+            guard let arrow else { return .apdu(encoded: encoded, expect: nil, line: line) }
             var patterns: [StatusWordPattern] = []
             var k = arrow + 2
             while k <= end {
@@ -186,7 +218,7 @@ public struct APDUScript: Hashable, Sendable {
                 patterns.append(pattern)
                 k = tokenEnd + 1
             }
-            return .apdu(command, expect: patterns, line: line)
+            return .apdu(encoded: encoded, expect: patterns, line: line)
         }
 
         /// Any line: words, `tag` frames, continuations, and every error's message.
@@ -209,7 +241,7 @@ public struct APDUScript: Hashable, Sendable {
             let lower = full.utf8.count <= 5 || full.utf8.first.map({ $0 | 0x20 == UInt8(ascii: "t") }) == true ? full.lowercased() : ""
             if lower == "exit" || lower == "quit" { return false }
             if lower == "reset" {
-                steps.append(.reset(line: pendingLine))
+                items.append(.reset(line: pendingLine))
                 return true
             }
             let parts = full.utf8.contains(UInt8(ascii: "=")) ? full.components(separatedBy: "=>") : [full]
@@ -231,7 +263,7 @@ public struct APDUScript: Hashable, Sendable {
                     }
                     guard expect?.isEmpty == false else { throw ParseError(line: pendingLine, reason: "'=>' needs an answer (data, ack, nak, none)") }
                 }
-                steps.append(.tag(frame, expect: expect, line: pendingLine))
+                items.append(.tag(frame, expect: expect, line: pendingLine))
                 return true
             }
             let command: CommandAPDU
@@ -250,7 +282,7 @@ public struct APDUScript: Hashable, Sendable {
                 guard !patterns.isEmpty else { throw ParseError(line: pendingLine, reason: "'=>' needs a status word") }
                 expect = patterns
             }
-            steps.append(.apdu(command, expect: expect, line: pendingLine))
+            items.append(.apdu(encoded: command.bytes, expect: expect, line: pendingLine))
             return true
         }
     }

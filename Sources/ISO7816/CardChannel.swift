@@ -215,6 +215,29 @@ public final class APDUTransport {
             if needsExtended, response.statusWord == .wrongLength { forms.extendedLength = false }
         }
 
+        return try completed(command, response, policy: policy)
+    }
+
+    /// A command the caller holds only encoded (`apdu script`'s lines, validated when the script
+    /// was read, issue 50): its length fields are read off the encoding and the command is made
+    /// only when something needs it (a SELECT under a policy, extended length, chaining, a
+    /// `6Cxx` or `61xx` answer). The same exchanges as `send(_:)` with the decoded command.
+    package func send(encoded: [UInt8]) throws -> ResponseAPDU {
+        let policy = self.policy
+        guard selectPolicy == nil, !policy.raw, let shape = try? CommandAPDU.Shape(encoding: encoded),
+              shape.data.count <= policy.maxShortData, (shape.ne ?? 0) <= 256 else {
+            return try send(CommandAPDU(bytes: encoded), encoded: encoded)
+        }
+        let response = try exchange(encoded, .command)
+        let sw1 = response.statusWord.sw1
+        guard sw1 == 0x61 || (sw1 == 0x6C && policy.correctsLe) else { return response }
+        return try completed(CommandAPDU(bytes: encoded), response, policy: policy)
+    }
+
+    /// What follows a command's first answer: the `6Cxx` re-send and the GET RESPONSE rounds.
+    private func completed(_ command: CommandAPDU, _ first: ResponseAPDU, policy: TransmissionPolicy) throws -> ResponseAPDU {
+        var command = command
+        var response = first
         if response.statusWord.sw1 == 0x6C, policy.correctsLe {
             command.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
             command.forceExtended = false

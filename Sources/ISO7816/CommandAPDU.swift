@@ -63,45 +63,64 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// The same over any contiguous bytes (a script line decoded in place, issue 50).
     package init<Bytes: RandomAccessCollection<UInt8>>(encoding bytes: Bytes) throws(ParseError) where Bytes.Index == Int {
-        let n = bytes.count, s = bytes.startIndex
-        guard n >= 4 else { throw .tooShort(length: n) }
-        self.init(cla: bytes[s], ins: bytes[s + 1], p1: bytes[s + 2], p2: bytes[s + 3])
-        if n == 4 { return }
-        let b5 = Int(bytes[s + 4])
-        if n == 5 {
-            ne = b5 == 0 ? 256 : b5
-            return
-        }
-        if b5 != 0 {
-            // Short Lc.
-            if n == 5 + b5 {
-                data = Array(bytes[(s + 5)..<(s + n)])
-            } else if n == 6 + b5 {
-                data = Array(bytes[(s + 5)..<(s + n - 1)])
-                let le = Int(bytes[s + n - 1])
-                ne = le == 0 ? 256 : le
-            } else {
-                throw .lengthMismatch(length: n, lc: b5, expected: [5 + b5, 6 + b5])
+        let shape = try Shape(encoding: bytes)
+        let s = bytes.startIndex
+        self.init(cla: bytes[s], ins: bytes[s + 1], p1: bytes[s + 2], p2: bytes[s + 3],
+                  ne: shape.ne, forceExtended: shape.extended)
+        if !shape.data.isEmpty { data = Array(bytes[(s + shape.data.lowerBound)..<(s + shape.data.upperBound)]) }
+    }
+
+    /// Where an encoding's fields lie (ISO/IEC 7816-3 §12.1.3), read without copying anything:
+    /// the one reading of Lc and Le, which `init(encoding:)` builds on and which lets a caller
+    /// holding the encoding (`apdu script`, issue 50) send it without making the command.
+    package struct Shape: Hashable, Sendable {
+        /// The data field's offsets in the encoding; empty for none.
+        package var data: Range<Int> = 4..<4
+        /// Ne, nil for no Le field.
+        package var ne: Int?
+        /// Whether the length fields are in extended form.
+        package var extended = false
+
+        package init<Bytes: RandomAccessCollection<UInt8>>(encoding bytes: Bytes) throws(ParseError) where Bytes.Index == Int {
+            let n = bytes.count, s = bytes.startIndex
+            guard n >= 4 else { throw .tooShort(length: n) }
+            if n == 4 { return }
+            let b5 = Int(bytes[s + 4])
+            if n == 5 {
+                ne = b5 == 0 ? 256 : b5
+                return
             }
-            return
-        }
-        // b5 == 0 with more bytes: extended form.
-        forceExtended = true
-        guard n >= 7 else { throw .lengthMismatch(length: n, lc: 0, expected: [5, 7]) }
-        let x = Int(bytes[s + 5]) << 8 | Int(bytes[s + 6])
-        if n == 7 {
-            ne = x == 0 ? 65536 : x
-            return
-        }
-        guard x != 0 else { throw .zeroExtendedLc }
-        if n == 7 + x {
-            data = Array(bytes[(s + 7)..<(s + n)])
-        } else if n == 9 + x {
-            data = Array(bytes[(s + 7)..<(s + n - 2)])
-            let le = Int(bytes[s + n - 2]) << 8 | Int(bytes[s + n - 1])
-            ne = le == 0 ? 65536 : le
-        } else {
-            throw .lengthMismatch(length: n, lc: x, expected: [7 + x, 9 + x])
+            if b5 != 0 {
+                // Short Lc.
+                if n == 5 + b5 {
+                    data = 5..<n
+                } else if n == 6 + b5 {
+                    data = 5..<(n - 1)
+                    let le = Int(bytes[s + n - 1])
+                    ne = le == 0 ? 256 : le
+                } else {
+                    throw .lengthMismatch(length: n, lc: b5, expected: [5 + b5, 6 + b5])
+                }
+                return
+            }
+            // b5 == 0 with more bytes: extended form.
+            extended = true
+            guard n >= 7 else { throw .lengthMismatch(length: n, lc: 0, expected: [5, 7]) }
+            let x = Int(bytes[s + 5]) << 8 | Int(bytes[s + 6])
+            if n == 7 {
+                ne = x == 0 ? 65536 : x
+                return
+            }
+            guard x != 0 else { throw .zeroExtendedLc }
+            if n == 7 + x {
+                data = 7..<n
+            } else if n == 9 + x {
+                data = 7..<(n - 2)
+                let le = Int(bytes[s + n - 2]) << 8 | Int(bytes[s + n - 1])
+                ne = le == 0 ? 65536 : le
+            } else {
+                throw .lengthMismatch(length: n, lc: x, expected: [7 + x, 9 + x])
+            }
         }
     }
 

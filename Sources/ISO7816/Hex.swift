@@ -144,24 +144,20 @@ public enum Hex {
         let count = bytes.count
         let needed = separator == nil ? 2 * count : 3 * count - 1
         precondition(offset >= 0 && offset + needed <= out.count, "Hex.write: the output is too small")
-        let digits = upperDigits.utf8Start
-        var target = out.baseAddress! + offset
-        target[0] = digits[Int(source[0] >> 4)]
-        target[1] = digits[Int(source[0] & 0x0F)]
+        // Both digits of a byte in one 16-bit copy from the table of pairs.
+        let pairs = UnsafeRawPointer(upperPairs.utf8Start)
+        var target = UnsafeMutableRawPointer(out.baseAddress! + offset)
+        target.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 * Int(source[0]), as: UInt16.self), as: UInt16.self)
         target += 2
         if let separator {
             for i in 1..<count {
-                let b = source[i]
-                target[0] = separator
-                target[1] = digits[Int(b >> 4)]
-                target[2] = digits[Int(b & 0x0F)]
+                target.storeBytes(of: separator, as: UInt8.self)
+                target.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 * Int(source[i]), as: UInt16.self), toByteOffset: 1, as: UInt16.self)
                 target += 3
             }
         } else {
             for i in 1..<count {
-                let b = source[i]
-                target[0] = digits[Int(b >> 4)]
-                target[1] = digits[Int(b & 0x0F)]
+                target.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 * Int(source[i]), as: UInt16.self), as: UInt16.self)
                 target += 2
             }
         }
@@ -176,6 +172,11 @@ public enum Hex {
     }
 
     private static let upperDigits: StaticString = "0123456789ABCDEF"
+    /// "00" to "FF", byte by byte: `write`'s table.
+    private static let upperPairs: StaticString = "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9FA0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBFC0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFE0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF"
+    /// Per byte value, `0x30 + value` for a hex digit and `~` for anything else (bytes past 0x7F
+    /// included): a script line's decoding table (issue 50).
+    static let nibbles: StaticString = "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~0123456789~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~"
 
     /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {

@@ -50,22 +50,30 @@ public enum TextInput {
         return normalized(Array(text.utf8))
     }
 
-    /// Whether the bytes hold a CR, eight at a time (a script of 30,000 lines is checked twice
-    /// on its way in: byte by byte that was a tenth of `apdu script`'s own CPU, issue 50).
+    /// Whether the bytes hold a CR (a script of 30,000 lines is checked on its way in: byte by
+    /// byte that was a tenth of `apdu script`'s own CPU, issue 50).
     static func containsCR(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        offset(of: 0x0D, in: bytes, from: 0) < bytes.count
+    }
+
+    /// The offset of the first `byte` at or after `start`, or `bytes.count` when there is none:
+    /// eight bytes at a time (a script's line ends are found this way, issue 50).
+    package static func offset(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        let crs = ones &* 0x0D
-        var i = 0
+        let pattern = ones &* UInt64(byte)
+        var i = start
         while i + 8 <= bytes.count {
-            // A zero byte in word ^ crs is a CR: the classic "has a zero byte" test.
-            let x = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ crs
-            if (x &- ones) & ~x & highs != 0 { return true }
+            // A zero byte in word ^ pattern is the byte: the classic "has a zero byte" test, whose
+            // lowest flag is always a true one (a borrow only flags bytes above a zero byte).
+            let x = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ pattern
+            let found = (x &- ones) & ~x & highs
+            if found != 0 { return i + found.trailingZeroBitCount / 8 }
             i += 8
         }
         while i < bytes.count {
-            if bytes[i] == 0x0D { return true }
+            if bytes[i] == byte { return i }
             i += 1
         }
-        return false
+        return bytes.count
     }
 }

@@ -52,10 +52,10 @@ extension APDUCommand {
                 text = TextInput.normalized(data)
             }
             let script: APDUScript
-            do { script = try APDUScript(parsing: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
+            do { script = try APDUScript(parsingNormalized: text) } catch { throw Failure(.badData, "\(Terminal.safe(file)): \(error)") }
             // A script with nothing to send is a mistake (an empty file, everything commented
             // out, the wrong file), never a silent success.
-            guard !script.steps.isEmpty else {
+            guard !script.items.isEmpty else {
                 throw Failure(.badData, "\(Terminal.safe(file)): no APDU to send (the script is empty or all comments)")
             }
             return (script, standardInput)
@@ -66,15 +66,18 @@ extension APDUCommand {
             Terminal.batch()
             try reportingFailures {
                 let (script, standardInput) = try load()
-                let hasTagSteps = script.steps.contains { if case .tag = $0 { return true } else { return false } }
+                // The script stays allocated to the end of the process, which ends with it:
+                // freeing thousands of lines one by one costs more than reading them (issue 50).
+                _ = Unmanaged.passRetained(KeptToExit(script))
+                let hasTagSteps = script.items.contains { if case .tag = $0 { return true } else { return false } }
                 guard !hasTagSteps || ScriptTagLines.open != nil else {
                     // Tag lines need a family's raw path: `apdu-tags` runs the script, nothing sent here.
                     FamilyDoor.run(CommandLine.arguments, standardInput: standardInput)
                 }
                 let policy = try allowlist.policy()
                 if let policy {
-                    for case let .apdu(command, _, line) in script.steps {
-                        if let aid = policy.refusal(for: command) {
+                    for case let .apdu(encoded, _, line) in script.items {
+                        if let command = try? CommandAPDU(bytes: encoded), let aid = policy.refusal(for: command) {
                             throw Failure(.refused, "line \(line): SELECT of AID \(aid.hexString) refused: not in the allowlist")
                         }
                     }
@@ -91,7 +94,7 @@ extension APDUCommand {
                 // The raw path, opened at the first tag line; its session ends before a reset and at the end.
                 var commands: (any ScriptTagChannel)?
                 defer { commands?.end() }
-                for step in script.steps {
+                for step in script.items {
                     switch step {
                     case let .tag(frame, expect, line):
                         guard let open = ScriptTagLines.open else { throw Failure(.unavailable, "line \(line): tag lines run in \(FamilyDoor.executableName)") }
@@ -120,11 +123,10 @@ extension APDUCommand {
                         try card.reconnect(initialization: .reset)
                         if json { steps.append(.object([("line", .int(line)), ("reset", .bool(true))])) }
                         else { Terminal.print("reset") }
-                    case let .apdu(command, expect, line):
+                    case let .apdu(encoded, expect, line):
                         let response: ResponseAPDU
-                        let encoded = command.bytes
                         do {
-                            response = try transport.send(command, encoded: encoded)
+                            response = try transport.send(encoded: encoded)
                         } catch {
                             // pcscd refuses, unsent, the first APDU after another program reset the
                             // card. Resync the handle and stop: whatever the earlier lines set up
@@ -169,4 +171,10 @@ extension APDUCommand {
             }
         }
     }
+}
+
+/// A value never freed (see `Script.run`).
+private final class KeptToExit<Value> {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
