@@ -124,6 +124,15 @@ public struct CommandAPDU: Hashable, Sendable {
         }
     }
 
+    /// The bytes of hex text that encodes a command APDU, checked as `init(hex:)` checks them
+    /// (the same errors), without making the command (`apdu send`'s APDUs, issue 50).
+    package static func encoding(hex: String) throws(ParseError) -> [UInt8] {
+        let bytes: [UInt8]
+        do { bytes = try Hex.decode(hex) } catch { throw .hex(error) }
+        _ = try Shape(encoding: bytes)
+        return bytes
+    }
+
     /// Parses hex text (see `Hex.decode`).
     public init(hex: some StringProtocol) throws(ParseError) {
         let bytes: [UInt8]

@@ -85,17 +85,23 @@ public enum Hex {
     /// Hex digits and separators only, an even number of digits: the bytes; nil for anything
     /// else (the general path then finds the error).
     static func decodeASCII(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count / 2)
-        var high: UInt8 = 0xFF
-        for c in text {
-            if let nibble = nibbleValue(c) {
-                if high == 0xFF { high = nibble } else { bytes.append(high << 4 | nibble); high = 0xFF }
-            } else if !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ":") || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) {
-                return nil
+        var valid = true
+        // Written straight into the array's storage, a digit's value by table (issue 50).
+        let bytes = [UInt8](unsafeUninitializedCapacity: text.count / 2) { out, count in
+            let nibbles = Hex.nibbles.utf8Start
+            var high: UInt8 = 0xFF
+            for c in text {
+                let nibble = nibbles[Int(c)] &- 0x30
+                if nibble < 16 {
+                    if high == 0xFF { high = nibble } else { out[count] = high << 4 | nibble; count += 1; high = 0xFF }
+                } else if !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ":") || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) {
+                    valid = false
+                    return
+                }
             }
+            valid = high == 0xFF
         }
-        return high == 0xFF ? bytes : nil
+        return valid ? bytes : nil
     }
 
     /// Whether a byte may appear in hex text (a digit or a separator).

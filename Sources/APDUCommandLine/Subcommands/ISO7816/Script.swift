@@ -172,9 +172,3 @@ extension APDUCommand {
         }
     }
 }
-
-/// A value never freed (see `Script.run`).
-private final class KeptToExit<Value> {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}

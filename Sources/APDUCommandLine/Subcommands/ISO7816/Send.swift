@@ -41,7 +41,7 @@ extension APDUCommand {
             let apdus = allAPDUs
             if apdus.isEmpty { throw ValidationError("give at least one APDU in hex") }
             for (i, text) in apdus.enumerated() {
-                do { _ = try CommandAPDU(hex: text) } catch {
+                do { _ = try CommandAPDU.encoding(hex: text) } catch {
                     throw ValidationError("APDU \(i + 1) ('\(Terminal.safe(text))'): \(error)")
                 }
             }
@@ -50,13 +50,16 @@ extension APDUCommand {
 
         package func run() throws {
             try reportingFailures {
-                let commands = try allAPDUs.map { try CommandAPDU(hex: $0) }
+                // Each APDU as its encoding, sent as it is: a command is made only where the
+                // transport needs one (issue 50). Kept to the end of the process, which ends with them.
+                let encodings = try allAPDUs.map { text throws(CommandAPDU.ParseError) in try CommandAPDU.encoding(hex: text) }
+                _ = Unmanaged.passRetained(KeptToExit(encodings))
                 let expected = try parseExpectedWords(expect)
                 let policy = try allowlist.policy()
                 // Refuse the whole batch before connecting: nothing reaches the card.
                 if let policy {
-                    for (i, command) in commands.enumerated() {
-                        if let aid = policy.refusal(for: command) {
+                    for (i, encoded) in encodings.enumerated() {
+                        if let command = try? CommandAPDU(bytes: encoded), let aid = policy.refusal(for: command) {
                             throw Failure(.refused, "APDU \(i + 1): SELECT of AID \(aid.hexString) refused: not in the allowlist")
                         }
                     }
@@ -69,9 +72,8 @@ extension APDUCommand {
                     selectPolicy: policy, observer: traceOptions.observer)
                     let json = output.json
                     var lines = ExchangeLines(showSecrets: traceOptions.showSecrets)
-                    for (i, command) in commands.enumerated() {
-                        let encoded = command.bytes
-                        let response = try transport.send(command, encoded: encoded)
+                    for (i, encoded) in encodings.enumerated() {
+                        let response = try transport.send(encoded: encoded)
                         let sw = response.statusWord
                         if json {
                             let shown = Redaction.hex(encoded, showSecrets: traceOptions.showSecrets, separator: "")
