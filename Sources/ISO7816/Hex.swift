@@ -85,23 +85,21 @@ public enum Hex {
     /// Hex digits and separators only, an even number of digits: the bytes; nil for anything
     /// else (the general path then finds the error).
     static func decodeASCII(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var valid = true
-        // Written straight into the array's storage, a digit's value by table (issue 50).
-        let bytes = [UInt8](unsafeUninitializedCapacity: text.count / 2) { out, count in
+        // Decoded on the stack, a digit's value by table, then copied out whole (issue 50).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: text.count / 2 + 1) { out -> [UInt8]? in
             let nibbles = Hex.nibbles.utf8Start
             var high: UInt8 = 0xFF
+            var count = 0
             for c in text {
                 let nibble = nibbles[Int(c)] &- 0x30
                 if nibble < 16 {
                     if high == 0xFF { high = nibble } else { out[count] = high << 4 | nibble; count += 1; high = 0xFF }
                 } else if !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ":") || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) {
-                    valid = false
-                    return
+                    return nil
                 }
             }
-            valid = high == 0xFF
+            return high == 0xFF ? Array(UnsafeBufferPointer(rebasing: out[0..<count])) : nil
         }
-        return valid ? bytes : nil
     }
 
     /// Whether a byte may appear in hex text (a digit or a separator).
@@ -182,7 +180,7 @@ public enum Hex {
     private static let upperPairs: StaticString = "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9FA0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBFC0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFE0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF"
     /// Per byte value, `0x30 + value` for a hex digit and `~` for anything else (bytes past 0x7F
     /// included): a script line's decoding table (issue 50).
-    static let nibbles: StaticString = "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~0123456789~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~"
+    package static let nibbles: StaticString = "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~0123456789~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~:;<=>?~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~"
 
     /// Uppercase hex of any byte sequence, optionally with a separator between bytes.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {

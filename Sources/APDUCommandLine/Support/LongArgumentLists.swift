@@ -1,4 +1,5 @@
 // `apdu send` with thousands of APDUs on its command line, in time linear in their number.
+import ISO7816
 
 /// swift-argument-parser takes time quadratic in the number of values of a repeated positional
 /// argument (each value re-unions a growing set of input origins and leaves the front of an
@@ -31,12 +32,9 @@ package enum LongArgumentLists {
 
     static func looksLikeAPDU(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var digits = 0
+        let nibbles = Hex.nibbles.utf8Start
         for b in bytes {
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): digits += 1
-            case UInt8(ascii: " "), UInt8(ascii: ":"): continue
-            default: return false
-            }
+            if nibbles[Int(b)] &- 0x30 < 16 { digits += 1 } else if b != UInt8(ascii: " ") && b != UInt8(ascii: ":") { return false }
         }
         return digits >= 8
     }

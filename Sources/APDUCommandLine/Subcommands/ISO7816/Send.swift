@@ -37,22 +37,36 @@ extension APDUCommand {
         /// (`LongArgumentLists`: thousands of them, which it would take quadratic time over).
         private var allAPDUs: [String] { LongArgumentLists.sendTail.isEmpty ? apdus : apdus + LongArgumentLists.sendTail }
 
+        /// The encodings `validate` made, for `run` to send (each APDU decoded once, issue 50),
+        /// with the words they came from: `run` takes them only for the same words.
+        nonisolated(unsafe) private static var validated: (words: [String], encodings: [[UInt8]])?
+
         package func validate() throws {
             let apdus = allAPDUs
             if apdus.isEmpty { throw ValidationError("give at least one APDU in hex") }
+            var encodings: [[UInt8]] = []
+            encodings.reserveCapacity(apdus.count)
             for (i, text) in apdus.enumerated() {
-                do { _ = try CommandAPDU.encoding(hex: text) } catch {
+                do { encodings.append(try CommandAPDU.encoding(hex: text)) } catch {
                     throw ValidationError("APDU \(i + 1) ('\(Terminal.safe(text))'): \(error)")
                 }
             }
             _ = try parseExpectedWords(expect)
+            Self.validated = (apdus, encodings)
+        }
+
+        /// Each APDU as its encoding, sent as it is: a command is made only where the transport
+        /// needs one (issue 50).
+        private func encodings() throws(CommandAPDU.ParseError) -> [[UInt8]] {
+            let apdus = allAPDUs
+            if let validated = Self.validated, validated.words == apdus { return validated.encodings }
+            return try apdus.map { text throws(CommandAPDU.ParseError) in try CommandAPDU.encoding(hex: text) }
         }
 
         package func run() throws {
             try reportingFailures {
-                // Each APDU as its encoding, sent as it is: a command is made only where the
-                // transport needs one (issue 50). Kept to the end of the process, which ends with them.
-                let encodings = try allAPDUs.map { text throws(CommandAPDU.ParseError) in try CommandAPDU.encoding(hex: text) }
+                let encodings = try encodings()
+                // Kept to the end of the process, which ends with them.
                 _ = Unmanaged.passRetained(KeptToExit(encodings))
                 let expected = try parseExpectedWords(expect)
                 let policy = try allowlist.policy()
