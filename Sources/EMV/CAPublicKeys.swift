@@ -54,6 +54,11 @@ public struct CAPublicKeys: Sendable {
         keys.filter { $0.rid == rid && $0.index == index }.sorted { !$0.test && $1.test }.first
     }
 
+    /// The indexes held for a RID, sorted (empty: no key of that scheme at all).
+    public func indexes(rid: [UInt8]) -> [UInt8] {
+        Array(Set(keys.filter { $0.rid == rid }.map(\.index))).sorted()
+    }
+
     public mutating func add(_ more: [CAPublicKey]) { keys += more }
 
     /// Parses keys in proxmark3's `client/resources/capk.txt` line format:

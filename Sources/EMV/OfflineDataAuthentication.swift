@@ -62,8 +62,20 @@ extension PaymentCardReader {
         result.caIndex = index[0]
         let rid = Array(app.aid.prefix(5))
         guard let ca = caKeys.key(rid: rid, index: index[0]) else {
-            result.result = .noCAKey
-            result.reason = "no CA public key \(rid.hexString) index \(index.hexString) is known (--ca-keys FILE adds keys)"
+            // EMV Book 2 §5.2 (SDA) and §6.2 (DDA): the terminal retrieves the key by RID and
+            // index, and a terminal that does not hold it has failed ODA. Where the keys in use
+            // hold this scheme's keys but not the index named, the card (or a man in the middle
+            // who changed 8F, issue 48) has made the proof impossible: unproven, never the
+            // informational "no key". Where they hold no key of the scheme at all (JCB, or an
+            // emulated card's test RID without --ca-keys), the tool was never able to check it.
+            let held = caKeys.indexes(rid: rid)
+            if held.isEmpty {
+                result.result = .noCAKey
+                result.reason = "no CA public key of RID \(rid.hexString) is known, so index \(index.hexString) is not checked (--ca-keys FILE adds keys)"
+            } else {
+                result.result = .unknownCAIndex
+                result.reason = "the card names CA public key index \(index.hexString), which the keys of RID \(rid.hexString) in use (\(held.map { Hex.encode([$0]) }.joined(separator: ", "))) do not hold: nothing it signed can be checked (EMV Book 2 §5.2, §6.2; an index changed on the way ends here too)"
+            }
             return result
         }
         result.caKeyIsTest = ca.test

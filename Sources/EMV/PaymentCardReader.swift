@@ -62,7 +62,12 @@ public struct ODAResult: Sendable, Hashable {
     public enum Method: String, Sendable, Hashable { case sda = "SDA", dda = "DDA", fdda = "fDDA", cda = "CDA", none }
     public enum Outcome: String, Sendable, Hashable {
         case verified, failed
+        /// The keys in use hold no key of the card's RID: not checked, nothing said either way.
         case noCAKey = "no-ca-key"
+        /// The keys in use hold the card's RID but not the index its 8F names: the proof the
+        /// card offers cannot be done (EMV Book 2 §5.2, §6.2). Unproven, not failed: no
+        /// certificate or signature was found wrong.
+        case unknownCAIndex = "unknown-ca-index"
         case notOffered = "not-offered"
         /// CDA alone: it signs GENERATE AC's answer, which a read never asks for.
         case notVerified = "not-verified"
@@ -110,6 +115,19 @@ public struct PaymentCardRead: Sendable {
     /// unpredictable number…): what fDDA's signature covers, so it is checked against these and
     /// not against values worked out again after the records (whose 9F42 may differ).
     public var terminalValues: [[UInt8]: [UInt8]] = [:]
+    /// Tags a record offline data authentication covers gives (the AFL's "records involved in
+    /// offline data authentication", Book 3 §10.2): the static data SDA signs and DDA/fDDA's ICC
+    /// certificate hashes. A tag outside it (an unsigned record, the FCI, the GPO answer, GET
+    /// DATA) is not vouched for by any verdict (issue 48).
+    public var signedTags: Set<[UInt8]> = []
+    /// The tag the expiry shown came from: 5F24, else 57, 9F6B or 56.
+    public var expiryTag: [UInt8]?
+
+    /// Whether the verdict vouches for a tag's value: ODA verified, and the value shown is from a
+    /// signed record.
+    public func covered(_ tag: [UInt8]) -> Bool { oda.result == .verified && signedTags.contains(tag) }
+    /// Whether the verdict vouches for the expiry shown.
+    public var expiryProven: Bool { expiryTag.map(covered) ?? false }
 }
 
 /// Reads payment cards over any `CardChannel`, changing nothing on them.
@@ -289,11 +307,13 @@ public final class PaymentCardReader {
         // One card, one PAN: 5A and the tracks must agree, or what is shown is only one of them.
         let pans = panSources.filter { $0.pan != nil }
         if Set(pans.map(\.pan)).count > 1 { conflicts.append("the PAN: \(pans.map(\.tag.hexString).joined(separator: ", ")) give different PANs") }
-        var expiry: EMVMonth?
+        var expiry: EMVMonth?, expiryTag: [UInt8]?
         if let e = data[[0x5F, 0x24]], e.count == 3, let y = EMVMonth.bcd(e[0]), let m = EMVMonth.bcd(e[1]), (1...12).contains(m) {
             expiry = EMVMonth(year: EMVMonth.year(yy: y), month: m)
+            expiryTag = [0x5F, 0x24]
         }
-        expiry = expiry ?? track2.flatMap(Self.track2Expiry) ?? data[[0x56]].flatMap(Self.track1Expiry)
+        if expiry == nil, let e = track2.flatMap(Self.track2Expiry) { expiry = e; expiryTag = data[[0x57]] != nil ? [0x57] : [0x9F, 0x6B] }
+        if expiry == nil, let e = data[[0x56]].flatMap(Self.track1Expiry) { expiry = e; expiryTag = [0x56] }
         var oda = try authenticate(app: app, data: data, staticData: staticData, gpoSDAD: gpoSDAD, pan: pan, terminalValues: values)
         if !signedMissing.isEmpty, oda.method != .none, oda.result == .verified || oda.result == .failed || oda.result == .notVerified {
             oda.result = .failed
@@ -310,7 +330,8 @@ public final class PaymentCardReader {
         func int(_ v: [UInt8]?) -> Int? { v.map { $0.reduce(0) { $0 << 8 | Int($1) } } }
         return PaymentCardRead(application: app, data: data, pan: pan, expiry: expiry, atc: int(getData[[0x9F, 0x36]] ?? data[[0x9F, 0x36]]),
                                lastOnlineATC: int(getData[[0x9F, 0x13]]), pinTriesLeft: int(getData[[0x9F, 0x17]]), log: log, oda: oda, records: records,
-                               unreadableRecords: unreadable, notes: notes, panProven: panProven, conflicts: conflicts, terminalValues: values)
+                               unreadableRecords: unreadable, notes: notes, panProven: panProven, conflicts: conflicts, terminalValues: values,
+                               signedTags: sightings.signedTags, expiryTag: expiryTag)
     }
 
     func decode(_ bytes: [UInt8], what: String) throws -> [TLV] {

@@ -71,10 +71,13 @@ struct PaymentCardReaderTests {
         #expect(try reader(card).read().application.label == "INTERAC")
     }
 
-    @Test("no CA key for the card's index: the verdict is no-ca-key, not a failure")
+    @Test("no key of the card's scheme: no-ca-key, not checked; the scheme's keys without the index 8F names: unknown-ca-index, unproven (issue 48)")
     func noCAKey() throws {
-        let read = try reader(PaymentCardModel(.visa), keys: CAPublicKeys.builtIn).read()
-        #expect(read.oda.result == .noCAKey && read.oda.caIndex == 0xE1)
+        let none = try reader(PaymentCardModel(.visa), keys: CAPublicKeys()).read()
+        #expect(none.oda.result == .noCAKey && none.oda.caIndex == 0xE1, "\(none.oda)")
+        let builtIn = try reader(PaymentCardModel(.visa), keys: CAPublicKeys.builtIn).read()
+        #expect(builtIn.oda.result == .unknownCAIndex && builtIn.oda.caIndex == 0xE1 && builtIn.oda.reason?.contains("A000000003") == true, "\(builtIn.oda)")
+        #expect(!builtIn.covered([0x5A]) && !builtIn.expiryProven, "an unproven read vouches for nothing")
     }
 
     @Test("a replayed fDDA answer (signed for another unpredictable number) fails")

@@ -19,8 +19,10 @@ extension APDUCommand {
                 OPTIONS per selection (read only), GET DATA and INTERNAL AUTHENTICATE; never GENERATE AC, VERIFY or a \
                 PIN command. The PAN is shown as its first 6 and last 4 digits, and the name, track data and the ICC \
                 certificate not at all, unless --show-pan; traces and recordings show the answers that hold them as **. \
-                Exit codes: 0 read (offline data authentication verified, not offered, or no CA key for the card); \
-                1 the card refused (no payment application, GET PROCESSING OPTIONS refused); 65 offline data \
+                Exit codes: 0 read (offline data authentication verified, not offered, or no CA key of the card's \
+                scheme at all); 1 the card refused (no payment application, GET PROCESSING OPTIONS refused), or \
+                offline data authentication unproven (the CA keys hold the card's scheme but not the index its 8F \
+                names: unknown-ca-index); 65 offline data \
                 authentication failed (a certificate or signature, data missing for a method the AIP offers, no PAN, \
                 a DDOL without our unpredictable number, an expired CA key, a tag given twice with different values); \
                 69 no reader or card; 74 the card was removed, the exchange failed or the card's answers do not parse \

@@ -74,6 +74,11 @@ extension APDUCommand {
                 if read.oda.result == .failed {
                     throw Failure(.badData, "offline data authentication (\(read.oda.method.rawValue)) failed: \(read.oda.reason ?? "")")
                 }
+                // Unproven is not failed: nothing was found wrong, but the proof the card offers
+                // could not be done (exit 1, as a lock nothing proves; docs/emv.md).
+                if read.oda.result == .unknownCAIndex {
+                    throw Failure(.unexpected, "offline data authentication (\(read.oda.method.rawValue)) unproven: \(read.oda.reason ?? "")")
+                }
             }
         }
     }

@@ -28,6 +28,9 @@ struct EMVRender {
                              ("dataAuthenticationCode", oda.dataAuthenticationCode.map { .hex($0) } ?? .null),
                              ("iccDynamicNumber", oda.iccDynamicNumber.map { .hex($0) } ?? .null)])),
         ]
+        // What the verdict vouches for, field by field: only values from records ODA covers,
+        // and only when it verified (issue 48). The counters, the log and the label never are.
+        m.append(("covered", .object(coverage.map { ($0.key, JSON.bool($0.covered)) })))
         if showPAN {
             m.append(("cardholderName", .optional(read.data[[0x5F, 0x20]].map(EMVText.printable))))
             m.append(("track2", read.data[[0x57]].map { .hex($0) } ?? .null))
@@ -36,30 +39,49 @@ struct EMVRender {
             let info = EMVTags.info(tag, kernel: kernel)
             let hidden = !showPAN && info?.privacy != nil
             return (tag.hexString, .object([("name", .string(EMVTags.name(tag, kernel: kernel))),
-                                            ("value", hidden ? .string("(hidden: --show-pan)") : .hex(read.data[tag]!))]))
+                                            ("value", hidden ? .string("(hidden: --show-pan)") : .hex(read.data[tag]!)),
+                                            ("signed", .bool(read.signedTags.contains(tag)))]))
         })))
         return m
+    }
+
+    /// Each field shown, by its JSON name and text label, and whether the verdict vouches for it.
+    var coverage: [(key: String, label: String, covered: Bool)] {
+        var out: [(key: String, label: String, covered: Bool)] = [("pan", "PAN", read.panProven), ("expiry", "expiry", read.expiryProven)]
+        if read.data[[0x5F, 0x20]] != nil { out.append(("cardholderName", "name", read.covered([0x5F, 0x20]))) }
+        out += [("label", "label", false), ("atc", "ATC", false), ("lastOnlineAtc", "last online ATC", false), ("pinTriesLeft", "PIN tries", false), ("log", "log", false)]
+        return out
     }
 
     var lines: [String] {
         var out: [String] = []
         let app = read.application
+        let verified = read.oda.result == .verified
+        let unsigned = "  (unsigned: the verdict does not cover it)"
         out.append("  application \(app.aid.hexString)  \(Terminal.safe(app.label ?? ""))" + (kernel.map { ", kernel \($0)" } ?? ""))
         out.append("  PAN         \(pan ?? "(none)")" + (showPAN ? "" : "  (masked; --show-pan shows it)")
-                   + (read.oda.result == .verified && !read.panProven ? "  (not covered by the verified signature)" : ""))
-        if showPAN, let name = read.data[[0x5F, 0x20]] { out.append("  name        \(Terminal.safe(EMVText.printable(name)))") }
-        out.append("  expiry      \(read.expiry?.description ?? "(none)")")
+                   + (verified && !read.panProven ? "  (not covered by the verified signature)" : ""))
+        if showPAN, let name = read.data[[0x5F, 0x20]] {
+            out.append("  name        \(Terminal.safe(EMVText.printable(name)))" + (verified && !read.covered([0x5F, 0x20]) ? unsigned : ""))
+        }
+        out.append("  expiry      \(read.expiry?.description ?? "(none)")" + (verified && read.expiry != nil && !read.expiryProven ? unsigned : ""))
         out.append("  ATC         \(read.atc.map(String.init) ?? "-"), last online \(read.lastOnlineATC.map(String.init) ?? "-"), PIN tries left \(read.pinTriesLeft.map(String.init) ?? "-")")
         let oda = read.oda
         let verdict: String
         switch oda.result {
         case .verified: verdict = "✓ \(oda.method.rawValue) verified" + (oda.caKeyIsTest ? " (under a TEST CA key)" : "")
         case .failed: verdict = "✗ \(oda.method.rawValue) FAILED: \(oda.reason ?? "")"
-        case .noCAKey: verdict = "– \(oda.method.rawValue) offered, no CA key: \(oda.reason ?? "")"
+        case .noCAKey: verdict = "– \(oda.method.rawValue) offered, not checked: \(oda.reason ?? "")"
+        case .unknownCAIndex: verdict = "✗ \(oda.method.rawValue) UNPROVEN: \(oda.reason ?? "")"
         case .notOffered: verdict = "– none offered"
         case .notVerified: verdict = "– \(oda.method.rawValue) offered, not verified: \(oda.reason ?? "")"
         }
         out.append("  offline data authentication: \(verdict)")
+        if verified {
+            let shown = coverage.filter { $0.key != "cardholderName" || showPAN }
+            let yes = shown.filter(\.covered).map(\.label), no = shown.filter { !$0.covered }.map(\.label)
+            out.append("  signed      \(yes.isEmpty ? "nothing shown" : yes.joined(separator: ", ")); not signed: \(no.joined(separator: ", "))")
+        }
         for note in read.notes { out.append("  note: \(note)") }
         for conflict in read.conflicts { out.append("  conflict: \(Terminal.safe(conflict))") }
         if !read.unreadableRecords.isEmpty { out.append("  records the AFL names but the card did not give: \(read.unreadableRecords.joined(separator: ", "))") }
