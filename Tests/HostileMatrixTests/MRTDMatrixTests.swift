@@ -25,6 +25,8 @@ struct MRTDMatrixTests {
     static let standard = specimen(name: "standard")
     static let binaryCurve = specimen({ $0.chipAuthenticationKeyOnBinaryCurve = true }, name: "binary curve")
     static let comAsText = specimen({ $0.comTagListAsText = true }, name: "EF.COM as text")
+    /// A BAC-only document: no EF.CardAccess, no PACEInfo in DG14.
+    static let bacOnly = specimen({ $0.pace = [] }, name: "BAC only")
 
     static func mrzKey(_ s: MRTDSpecimen) -> MRTDAccessKey {
         let line = Array(s.mrz[1])
@@ -83,7 +85,9 @@ struct MRTDMatrixTests {
         return [
             "read PACE": read("PACE", { standard }, expectVerdict: true),
             "read BAC": read("BAC", { standard }, expectVerdict: true, request: bac),
-            "read BAC-only chip": read("BAC-only chip", { standard }, expectVerdict: true, chip: { $0.accessControl = .bac }),
+            "read BAC-only chip": read("BAC-only chip", { bacOnly }, expectVerdict: true, chip: { $0.accessControl = .bac }),
+            // A chip that hides EF.CardAccess while its signed DG14 lists PACE: a downgrade (issue 48).
+            "read card-access-withheld": read("card-access-withheld", { standard }, expectVerdict: false, chip: { $0.accessControl = .bac }),
             // Hostile chips (issue 48 §1): none may be called genuine.
             "read sod-lists-missing-dg11": read("sod-lists-missing-dg11", { standard }, expectVerdict: false, document: { $0.files[.dataGroup(11)] = nil }),
             "read sod-lists-missing-dg2": read("sod-lists-missing-dg2", { standard }, expectVerdict: false, document: { $0.files[.dataGroup(2)] = nil }),

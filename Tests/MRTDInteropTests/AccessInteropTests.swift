@@ -82,7 +82,8 @@ struct AccessInteropTests {
 
     @Test("a BAC-only chip: auto runs BAC after one EF.CardAccess probe; PACE forced is refused; a CAN cannot open it")
     func bacOnlyChip() throws {
-        let specimen = Specimens.standard
+        // No PACEInfo in EF.CardAccess or DG14: a document that never offered PACE.
+        let specimen = Specimens.named("BAC only") { $0.pace = [] }
         let rig = Rig(specimen) { $0.accessControl = .bac }
         let read = try rig.reader.readDocument(key: specimen.mrzKey)
         #expect(read.access.method == .bac && !read.access.fellBackToBAC)
@@ -92,7 +93,7 @@ struct AccessInteropTests {
         // EF.COM, no EF.DIR (gmrtd #226).
         let beforeBAC = rig.log.exchanges.prefix { $0.command.count < 2 || $0.command[1] != 0x84 }.map { Hex.encode($0.command) }
         #expect(beforeBAC == ["00B09C0000", "00A4020C02011C", "00A4000C023F00", "00B09C0000", "00A4020C02011C", "00A4040C07A0000002471001"])
-        #expect(read.verify(trust: specimen.trust, at: Self.now).genuine)
+        #expect(read.verify(trust: specimen.trust, at: Self.now).genuine && read.accessDowngrade == nil)
 
         var pace = MRTDReadRequest()
         pace.access = .pace
@@ -102,6 +103,20 @@ struct AccessInteropTests {
         #expect { try Rig(specimen) { $0.accessControl = .bac }.reader.readDocument(key: specimen.canKey) } throws: {
             ($0 as? MRTDProtocolError)?.kind == .unsupported
         }
+    }
+
+    @Test("a chip without EF.CardAccess whose signed DG14 lists PACE (issue 48): auto's BAC is a downgrade, named, and the document not genuine; BAC asked for is not")
+    func downgradeToBAC() throws {
+        let specimen = Specimens.standard
+        let read = try Rig(specimen) { $0.accessControl = .bac }.reader.readDocument(key: specimen.mrzKey)
+        #expect(read.access.method == .bac && read.dump.cardAccess == nil)
+        #expect(read.accessDowngrade?.contains("DG14 lists PACE") == true, "\(read.accessDowngrade ?? "none")")
+        let report = read.verify(trust: specimen.trust, at: Self.now)
+        #expect(report.dataGenuine && !report.genuine && report.failures.contains { $0.contains("downgraded") }, "\(report.failures)")
+        var bac = MRTDReadRequest()
+        bac.access = .bac
+        let asked = try Rig(specimen) { $0.accessControl = .bac }.reader.readDocument(key: specimen.mrzKey, request: bac)
+        #expect(asked.accessDowngrade == nil && asked.verify(trust: specimen.trust, at: Self.now).genuine)
     }
 
     @Test("a PACE-only chip: auto runs PACE; BAC forced is refused by the chip")

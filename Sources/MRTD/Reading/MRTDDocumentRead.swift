@@ -167,11 +167,18 @@ public struct MRTDDocumentRead: Sendable {
     public var activeAuthentication: ChipProof
     /// Exchanges and bytes of the whole read.
     public var statistics: MRTDReadStatistics
+    /// Why the access was downgraded, when it was: under `.auto` a session opened with BAC
+    /// because EF.CardAccess offered no PACE, while DG14 (signed in EF.SOD) lists a PACEInfo
+    /// this reader can run. EF.CardAccess is unsigned and anyone in the middle can withhold it;
+    /// DG14 repeats its SecurityInfos (ICAO 9303 Part 11 §9.2.11), which tells. Nil otherwise.
+    public var accessDowngrade: String?
 
     /// Decodes the files and runs passive authentication against `trust` at `time`.
     public func verify(trust: TrustStore?, at time: Timestamp = .now) -> MRTDReport {
-        MRTDReport(verification: dump.verify(trust: trust, at: time), chipAuthentication: chipAuthentication,
-                   activeAuthentication: activeAuthentication, live: true, withheldDataGroups: withheldDataGroups)
+        var report = MRTDReport(verification: dump.verify(trust: trust, at: time), chipAuthentication: chipAuthentication,
+                                activeAuthentication: activeAuthentication, live: true, withheldDataGroups: withheldDataGroups)
+        report.accessDowngrade = accessDowngrade
+        return report
     }
 }
 
@@ -189,6 +196,9 @@ public struct MRTDReport: Sendable {
     /// Data groups the chip withheld that EF.SOD lists or every document has
     /// (`MRTDDocumentRead.withheldDataGroups`): any keeps the document from being genuine.
     public var withheldDataGroups: [Int]
+    /// Why the access was downgraded (`MRTDDocumentRead.accessDowngrade`): keeps a live read
+    /// from being genuine.
+    public var accessDowngrade: String?
 
     /// A report of a live read, or of a dump (`live` false: the chip's proofs could not run).
     public init(verification: MRTDVerification, chipAuthentication: ChipProof, activeAuthentication: ChipProof, live: Bool,
@@ -253,7 +263,7 @@ public struct MRTDReport: Sendable {
     /// Genuine: the data is what the issuer signed, and the chip proved it is the document's own
     /// (or the document offers no such proof, which `chipProofOffered` says). Never true while a
     /// step that could run is unverified.
-    public var genuine: Bool { dataGenuine && (chipGenuine || (live && !chipProofOffered)) }
+    public var genuine: Bool { dataGenuine && (chipGenuine || (live && !chipProofOffered)) && accessDowngrade == nil }
 
     /// Every verdict that failed, as one line each (empty when none did).
     public var failures: [String] {
@@ -263,6 +273,7 @@ public struct MRTDReport: Sendable {
         if pa.signature.status == .failed { out.append("signature: \(pa.signature.reason)") }
         if pa.chain.status == .failed { out.append("certificate chain: \(pa.chain.reason)") }
         if let withheld = withheldLine { out.append(withheld) }
+        if let accessDowngrade { out.append("access: \(accessDowngrade)") }
         for proof in [chipAuthentication, activeAuthentication] where proof.status == .failed {
             out.append("\(proof.method): \(proof.reason)")
         }
@@ -305,6 +316,7 @@ extension MRTDReader {
                              progress: ((_ file: String, _ done: Int, _ total: Int) -> Void)? = nil) throws -> MRTDDocumentRead {
         let start = statistics
         sessionWithoutMapping = false
+        bacWithoutPACEOffer = false
         var dump = MRTDDump()
         // EF.CardAccess (PACE's parameters) before anything else; on a chip that has it, EF.ATR/INFO
         // too, for extended length. Neither on a BAC-only chip, which may refuse MF reads before
@@ -406,6 +418,18 @@ extension MRTDReader {
                 activeProof = .notAsked(.activeAuthentication, "not asked for")
             }
         }
+        // A downgrade: BAC because EF.CardAccess offered no PACE, while the signed DG14 repeats
+        // a PACEInfo we can run. ICAO 9303 Part 11 §9.2.11 requires DG14 on a chip that supports
+        // PACE with Generic or Integrated Mapping, holding the SecurityInfos of EF.CardAccess;
+        // EF.CardAccess is unsigned, so a keyless man in the middle answering 6A 82 to it had
+        // made the read fall back to BAC in silence (issue 48). DG14's hash is compared by
+        // passive authentication: a DG14 changed to add a PACEInfo fails there.
+        var downgrade: String?
+        if request.access == .auto, bacWithoutPACEOffer, let signed = dg14, let offer = Self.preferredPACEInfo(signed) {
+            let why = dump.cardAccess == nil ? "was not given" : "offered no PACE this reader runs"
+            downgrade = "downgraded to BAC: DG14 lists PACE (\(offer)), but EF.CardAccess \(why); "
+                + "the chip was opened with BAC, which a man in the middle withholding EF.CardAccess brings about (ICAO 9303 Part 11 §9.2.11)"
+        }
         var used = statistics
         used.exchanges -= start.exchanges
         used.bytesSent -= start.bytesSent
@@ -415,7 +439,7 @@ extension MRTDReader {
         // The access of the session the read ended in: a restart that fell back to BAC is said.
         return MRTDDocumentRead(access: MRTDAccess(self.access ?? result, password: password), dump: dump, protectedDataGroups: protected,
                                 missingDataGroups: missing, withheldDataGroups: withheldGroups.sorted(), comProblem: comProblem,
-                                chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used)
+                                chipAuthentication: chipProof, activeAuthentication: activeProof, statistics: used, accessDowngrade: downgrade)
     }
 
     private func method(of result: MRTDAccessResult) -> MRTDAccessMethod { result.pace != nil ? .pace : .bac }

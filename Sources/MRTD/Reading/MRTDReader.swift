@@ -132,6 +132,10 @@ public final class MRTDReader {
     /// mapping, after a restart): data read in it is not covered by a mapping's proof, so PACE-CAM
     /// cannot make the chip proven (review of issue 48: a restart fell back to BAC on a clone).
     var sessionWithoutMapping = false
+    /// Whether a session of this read opened with BAC under `.auto` because EF.CardAccess offered
+    /// no PACE it could run (absent, withheld, undecodable): what a man in the middle answering
+    /// `6A 82` to EF.CardAccess brings about (issue 48). Checked against DG14's signed PACEInfos.
+    var bacWithoutPACEOffer = false
     static let applicationIdentifier: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
 
     /// A reader on `transport`, counting its exchanges (the transport's observer still sees each one).
@@ -227,6 +231,7 @@ public final class MRTDReader {
         if cardAccess == nil && !cardAccessProbed { _ = try readCardAccess() }
         guard let infos = cardAccess, let info = Self.preferredPACEInfo(infos) else {
             if method == .pace { throw MRTDProtocolError(.unsupported, "the chip offers no usable PACE protocol in EF.CardAccess") }
+            bacWithoutPACEOffer = true
             return try runBAC(key, after: nil)
         }
         do {

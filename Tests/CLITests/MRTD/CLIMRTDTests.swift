@@ -101,10 +101,13 @@ struct CLIMRTDTests {
         }
         var configuration = MRTDChip.Configuration()
         configuration.accessControl = .bac
-        try await withInsertedCard(MRTDChip(document: specimen.document, configuration: configuration)) { inserted in
-            let auto = try read(inserted.reader, ["--mrz", specimen.mrzText, "--json"])
-            #expect(auto.status == 0 && auto.document.object("access").string("method") == "BAC", "\(auto.stderr)")
-            let pace = try read(inserted.reader, ["--mrz", specimen.mrzText, "--access", "pace"])
+        // A BAC-only document: no PACEInfo in its DG14 either (one that lists PACE behind a chip
+        // that hides EF.CardAccess is a downgrade: CLIMRTDVerdictTests.cardAccessWithheld).
+        let bacOnly = CLIMRTDSpecimens.named("BAC only") { $0.pace = [] }
+        try await withInsertedCard(MRTDChip(document: bacOnly.document, configuration: configuration)) { inserted in
+            let auto = try read(inserted.reader, ["--mrz", bacOnly.mrzText, "--json"])
+            #expect(auto.status == 0 && auto.document.object("access").string("method") == "BAC" && auto.document["accessDowngrade"] is NSNull, "\(auto.stderr)")
+            let pace = try read(inserted.reader, ["--mrz", bacOnly.mrzText, "--access", "pace"])
             #expect(pace.status == 1 && pace.stderr.contains("offers no usable PACE") && pace.stdout.isEmpty, "\(pace.stderr)")
             let can = try read(inserted.reader, ["--can", "123456"])
             #expect(can.status == 1 && can.stderr.contains("BAC needs the MRZ"), "\(can.stderr)")

@@ -26,6 +26,30 @@ struct CLIMRTDVerdictTests {
         apdu.count > 3 && apdu[1] == 0x22 && apdu[2] == 0x41 && apdu[3] == 0xA4
     }
 
+    /// EF.CardAccess asked for by short EF identifier (READ BINARY P1 9C) or by file identifier (SELECT 011C).
+    static func isCardAccess(_ apdu: [UInt8]) -> Bool {
+        (apdu.count > 3 && apdu[1] == 0xB0 && apdu[2] == 0x9C) || (apdu.count >= 7 && apdu[1] == 0xA4 && apdu[4] == 2 && apdu[5] == 0x01 && apdu[6] == 0x1C)
+    }
+
+    @Test("a keyless middle withholds EF.CardAccess (6A 82) so that auto falls back to BAC: DG14 lists PACE, so the read says downgraded, not genuine, exit 65; --access bac asked for is no downgrade")
+    func cardAccessWithheld() async throws {
+        let trust = try specimen.trustFolder()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        let card = InterceptingCard(MRTDChip(document: specimen.document)) { apdu in Self.isCardAccess(apdu) ? [0x6A, 0x82] : nil }
+        try await withInsertedCard(card) { inserted in
+            let j = try read(inserted.reader, trust)
+            #expect(j.status == 65 && j.stderr.split(separator: "\n").count == 1 && j.stderr.contains("downgraded to BAC"), "\(j.status) \(j.stderr)")
+            #expect(card.intercepted >= 1 && j.document.object("access").string("method") == "BAC", "\(j.stdout)")
+            #expect(j.document.string("accessDowngrade")?.contains("DG14 lists PACE") == true && j.document["genuine"] as? Bool == false, "\(j.stdout)")
+            // The data itself is still the issuer's: only the access is in question.
+            #expect(j.document["dataGenuine"] as? Bool == true, "\(j.stdout)")
+            let text = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--mrz", specimen.mrzText, "--trust", trust])
+            #expect(text.status == 65 && text.stdout.contains("access      downgraded to BAC") && !text.stdout.contains("✓ genuine"), "\(text.stdout)")
+            let bac = try read(inserted.reader, trust, ["--access", "bac"])
+            #expect(bac.status == 0 && bac.document["accessDowngrade"] is NSNull && bac.document["genuine"] as? Bool == true, "\(bac.stderr)")
+        }
+    }
+
     @Test("a keyless middle answers READ BINARY of listed groups with a bare 6A 82 or 69 82: not genuine, exit 65, the groups named",
           arguments: [([1, 2], [UInt8]([0x6A, 0x82])), ([1, 2], [0x69, 0x82]), ([11], [0x69, 0x82]), ([11], [0x6A, 0x82])])
     func withheldListedGroups(_ groups: [Int], _ answer: [UInt8]) async throws {
@@ -185,7 +209,9 @@ struct CLIMRTDVerdictTests {
             let wrong = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--document-number", "L898902C", "--birth", "690807", "--expiry", specimen.expiry])
             #expect(wrong.status == 1 && wrong.stderr.contains("the MRZ is not this document's"), "\(wrong.stderr)")
             #expect(!wrong.stderr.contains("incorrect secure messaging"), "\(wrong.stderr)")
-            let right = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--mrz", specimen.mrzText])
+            // BAC asked for: the chip hides EF.CardAccess while its DG14 lists PACE, which under
+            // auto is a downgrade (cardAccessWithheld).
+            let right = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--mrz", specimen.mrzText, "--access", "bac"])
             #expect(right.status == 0, "\(right.stderr)")
         }
     }

@@ -104,6 +104,10 @@ struct MRTDFamily: EmulatedFamily {
             var options = MRTDSpecimen.Options()
             options.seed = MRTDFamily.specimenSeed
             if let can { options.can = can }
+            // A BAC-only chip serves a BAC-only document: no PACEInfo in its signed DG14 either,
+            // or every read under --access auto would rightly call the missing EF.CardAccess a
+            // downgrade (issue 48).
+            if access.rawValue == "bac" { options.pace = [] }
             let specimen: MRTDSpecimen
             do { specimen = try MRTDSpecimen.generate(options) } catch { throw Failure(.unavailable, "the specimen: \(error)") }
             if let saveSpecimen {

@@ -43,6 +43,7 @@ struct MRTDView {
         if trustGiven && passive.chain.status != .verified { out.append("certificate chain: \(passive.chain.reason)") }
         // A group EF.SOD lists (or DG1, DG2) that the chip withheld is a hash never compared.
         if let withheld = report.withheldLine { out.append(withheld) }
+        if let downgrade = report.accessDowngrade { out.append("access \(downgrade)") }
         out += report.unprovenChipProofs
         for (_, result) in verification.dataGroups.sorted(by: { $0.key < $1.key }) {
             if case let .failure(error) = result { out.append(error.description) }
@@ -80,6 +81,9 @@ struct MRTDView {
         out.append(head)
         if let access = read?.access, access.fellBackToBAC {
             out.append(Style.warning.paint("  PACE failed; BAC was used instead (--allow-bac-fallback): \(Terminal.safe(access.paceFailure?.message ?? ""))"))
+        }
+        if let downgrade = report.accessDowngrade {
+            out.append(Style.error.paint("  access      \(Terminal.safe(downgrade))"))
         }
         if let mrz {
             let names = dg11?.fullName.map { "\($0.surname), \($0.givenNames)" } ?? "\(mrz.surname), \(mrz.givenNames)"
@@ -150,6 +154,7 @@ struct MRTDView {
         if passive.signature.status != .verified { why.append("the signature is \(passive.signature.status == .failed ? "wrong" : "not checked")") }
         if passive.chain.status != .verified { why.append(passive.chain.status == .failed ? "the chain to a CSCA does not hold" : "the chain to a CSCA is not checked\(trustGiven ? "" : " (no --trust)")") }
         if !report.withheldDataGroups.isEmpty { why.append("the chip withheld \(Self.groups(report.withheldDataGroups))") }
+        if report.accessDowngrade != nil { why.append("the access was downgraded to BAC (DG14 lists PACE)") }
         let proofs = [report.chipAuthentication, report.activeAuthentication]
         if proofs.contains(where: { $0.status == .failed }) { why.append("the chip failed to prove it is the document's own") }
         else if report.chipProofOffered && !report.chipGenuine { why.append(report.live ? "the chip did not prove it is the document's own" : "the chip cannot prove itself offline") }
@@ -157,7 +162,7 @@ struct MRTDView {
         // signature unchecked); – when what is missing is a chain not checked or a chip proof
         // that could not run.
         let dataUnproven = passive.hashes.status != .verified || passive.signature.status != .verified || !report.withheldDataGroups.isEmpty
-        let failed = passive.chain.status == .failed || proofs.contains { $0.status == .failed }
+        let failed = passive.chain.status == .failed || proofs.contains { $0.status == .failed } || report.accessDowngrade != nil
             || verification.dataGroups.values.contains { if case .failure = $0 { return true }; return false }
         let mark = dataUnproven || failed ? Style.error.paint("✗ NOT genuine") : Style.warning.paint("– not proven genuine")
         return "\(mark): " + why.joined(separator: "; ")
@@ -179,6 +184,7 @@ struct MRTDView {
         if let read {
             members.append(("comError", .optional(read.comProblem)))
             members.append(("withheldDataGroups", .array(read.withheldDataGroups.map(JSON.int))))
+            members.append(("accessDowngrade", .optional(read.accessDowngrade)))
         }
         members.append(("dataGroups", .array(dataGroupsJSON)))
         members.append(("face", face.map { f in
