@@ -37,7 +37,9 @@ extension MifarePlusCard {
             return "B003 is the field configuration block: a wrong value there can make the card unusable for good"
         case MifarePlusBlockNumber.configuration:
             return "\(MifarePlusBlockNumber.words(block)) is a configuration block: it changes how the card behaves"
-        case 0x4000...0x404F, 0x9000...0x9003:
+        case 0x4000...0x404F, 0x9000...0x9003, 0xA000...0xA0FF:
+            // Virtual card keys (A000-A0FF) are keys as the others are (issue 48: plus write took
+            // them without --yes, which every other key needs).
             return "\(MifarePlusBlockNumber.words(block)) is a key: without the new key what it guards is lost"
         case 0..<UInt16(layout.blockCount) where layout.isTrailer(Int(block)):
             return "block \(block) is sector \(layout.sector(ofBlock: Int(block)))'s trailer: its access bits decide who may read and write the sector"
@@ -124,13 +126,19 @@ extension MifarePlusCard {
     ///   - confirmed: the caller confirmed CommitPerso.
     ///   - again: the command that runs this personalisation again (the CLI's words).
     ///   - storageKnown: false when nothing told 2K from 4K (an S or X): `sectors` is then 40, and
-    ///     keys of sectors 32-39 the card answers `09` (no such block) are skipped, as on a 2K card.
+    ///     keys of sectors 32-39 the card answers `09` (no such block) are not written, as on a 2K
+    ///     card. They are never skipped in silence: the rest is written, and then, unless
+    ///     `allowingAbsentSectors`, the personalisation stops before CommitPerso naming them (a
+    ///     man in the middle answering `09` on a 4K card would leave those sectors' keys at the
+    ///     factory value).
+    ///   - allowingAbsentSectors: the caller accepts a card without sectors 32-39 (a 2K S or X).
     ///   - keepingFactoryKeys: the caller accepts that CommitPerso to SL3 leaves the sector keys
     ///     `keys` does not hold at the factory value (FF…FF, which anyone may use).
-    /// - Returns: the key numbers skipped that way.
+    /// - Returns: the key numbers the card answered `09` to (with `allowingAbsentSectors`).
     @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
-                            sectors: Int, storageKnown: Bool = true, confirmed: Bool, keepingFactoryKeys: Bool = false, again: String) throws -> [UInt16] {
+                            sectors: Int, storageKnown: Bool = true, confirmed: Bool, keepingFactoryKeys: Bool = false,
+                            allowingAbsentSectors: Bool = false, again: String) throws -> [UInt16] {
         for entry in keys.keys where !MifarePlusBlockNumber.isPersonalizable(entry.number, sectors: sectors) {
             throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(entry.number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
         }
@@ -169,6 +177,11 @@ extension MifarePlusCard {
                                             state: "the card is still in SL0 (CommitPerso was not sent) with the first \(index) of the keys written\(inFlight); WritePerso can be repeated, so to finish run: \(again)",
                                             underlying: error)
             }
+        }
+        if !skipped.isEmpty && !allowingAbsentSectors {
+            throw MifarePlusError(.status, "the card answered 09 (no such block) to WritePerso of \(MifarePlusBlockNumber.span(skipped)): those keys were not written; "
+                                  + "the other \(keys.keys.count - skipped.count) were, and CommitPerso was not sent (the card is still in SL0). A 2K card has no sectors 32-39; "
+                                  + "if this is one, run again with --allow-absent-sectors", status: .invalidBlockNumber)
         }
         guard let commit else { return skipped }
         do {

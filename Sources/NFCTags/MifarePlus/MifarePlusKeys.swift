@@ -66,6 +66,21 @@ public enum MifarePlusBlockNumber {
         }
     }
 
+    /// Key numbers as runs with the sectors they belong to: "4040-404F (sectors 32-39)".
+    public static func span(_ numbers: [UInt16]) -> String {
+        var runs: [ClosedRange<UInt16>] = []
+        for n in numbers.sorted() {
+            if let last = runs.last, last.upperBound &+ 1 == n { runs[runs.count - 1] = last.lowerBound...n } else { runs.append(n...n) }
+        }
+        return runs.map { r in
+            let hex = r.count == 1 ? Hex.encode([UInt8(r.lowerBound >> 8), UInt8(r.lowerBound & 0xFF)])
+                : Hex.encode([UInt8(r.lowerBound >> 8), UInt8(r.lowerBound & 0xFF)]) + "-" + Hex.encode([UInt8(r.upperBound >> 8), UInt8(r.upperBound & 0xFF)])
+            guard (0x4000...0x404F).contains(r.lowerBound), (0x4000...0x404F).contains(r.upperBound) else { return hex }
+            let first = (Int(r.lowerBound) - 0x4000) / 2, last = (Int(r.upperBound) - 0x4000) / 2
+            return hex + (first == last ? " (sector \(first))" : " (sectors \(first)-\(last))")
+        }.joined(separator: ", ")
+    }
+
     /// Whether WritePerso takes `n`: a data block, a sector key, a system key or a configuration block.
     public static func isPersonalizable(_ n: UInt16, sectors: Int) -> Bool {
         n < UInt16(sectors < 32 ? sectors * 4 : 128 + (sectors - 32) * 16)

@@ -64,14 +64,17 @@ public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendabl
 
     /// SL0: WritePerso of `keys`, then CommitPerso to `commit` when given (needs `confirmed`, as
     /// configuration blocks B000-B003 among the keys do). A commit to SL3 that leaves sector keys
-    /// at the factory value needs `keepingFactoryKeys`.
+    /// at the factory value needs `keepingFactoryKeys`. On an S or X whose size nothing told, keys
+    /// of sectors 32-39 the card answers `09` to are an error naming them (before CommitPerso),
+    /// unless `allowingAbsentSectors` (a 2K card); the keys not written are returned.
+    @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel? = nil, confirmed: Bool = false,
-                            keepingFactoryKeys: Bool = false) async throws {
+                            keepingFactoryKeys: Bool = false, allowingAbsentSectors: Bool = false) async throws -> [UInt16] {
         let identity = self.identity
-        try await run { card in
+        return try await run { card in
             try card.personalize(keys, commit: commit, generation: identity.generation, sectors: identity.sectors ?? 40,
                                  storageKnown: identity.sectors != nil, confirmed: confirmed, keepingFactoryKeys: keepingFactoryKeys,
-                                 again: "personalize again with the same keys")
+                                 allowingAbsentSectors: allowingAbsentSectors, again: "personalize again with the same keys")
         }
     }
 

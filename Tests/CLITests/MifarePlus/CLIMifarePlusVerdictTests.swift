@@ -126,6 +126,97 @@ struct CLIMifarePlusVerdictTests {
         }
     }
 
+    @Test("personalize of an S whose size nothing tells: the keys of sectors 32-39 the card answers 09 to are named, never skipped in silence; exit 1 before CommitPerso unless --allow-absent-sectors")
+    func absentSectorsNamed() async throws {
+        let card = MifarePlusModel(.s, level: .sl0)
+        try await withInsertedCard(card) { inserted in
+            let r = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl1", "--yes", "-r", inserted.reader])
+            #expect(r.status == 1 && r.stderr.contains("4040-404F (sectors 32-39)") && r.stderr.contains("--allow-absent-sectors"), "\(r.status) \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains(Self.keyHex), "\(r.stderr)")
+            #expect(card.level == .sl0, "CommitPerso not sent")
+            let ok = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl1", "--yes", "--allow-absent-sectors", "--json", "-r", inserted.reader])
+            let doc = try #require(try ok.json() as? [String: Any], "\(ok.status) \(ok.stderr)")
+            let notWritten = try #require(doc["keysNotWritten"] as? [String])
+            #expect(ok.status == 0 && notWritten.count == 16 && notWritten.first == "4040" && notWritten.last == "404F" && doc["keysWritten"] as? Int == 68, "\(ok.stdout)")
+            #expect(card.level == .sl1)
+        }
+        let again = MifarePlusModel(.x, level: .sl0)
+        try await withInsertedCard(again) { inserted in
+            let text = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--allow-absent-sectors", "-r", inserted.reader])
+            #expect(text.status == 0 && text.stdout.contains("not written") && text.stdout.contains("4040-404F (sectors 32-39)"), "\(text.stdout)\(text.stderr)")
+        }
+    }
+
+    @Test("virtual card keys A000-A0FF: plus write needs --yes for them as for every key; personalize does not take them; nothing reaches the card")
+    func virtualCardKeysNeedYes() async throws {
+        let card = MifarePlusModel.ndefFormatted(.ev1, message: MifarePlusModel.presetMessage)
+        try await withInsertedCard(card) { inserted in
+            let w = try runAPDU(["plus", "write", "--block", "0xA000", "--hex", Self.keyHex, "--key", Self.ndefKey, "-r", inserted.reader])
+            #expect(w.status == 77 && w.stderr.contains("virtual card key") && w.stderr.contains("--yes"), "\(w.status) \(w.stderr)")
+            #expect(!card.frames.contains { (0xA0...0xA3).contains($0.first ?? 0) }, "no write was sent")
+        }
+        let sl0 = MifarePlusModel(.ev1, level: .sl0)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("plus-vc-\(UUID()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try "A000 \(Self.keyHex)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try await withInsertedCard(sl0) { inserted in
+            for extra in [[], ["--yes"]] {
+                let p = try runAPDU(["plus", "personalize", "--key-file", file, "-r", inserted.reader] + extra)
+                #expect(p.status == 64 && p.stderr.contains("A000") && sl0.personalized.isEmpty, "\(extra): \(p.status) \(p.stderr)")
+            }
+        }
+    }
+
+    @Test("CommitPerso whose answer a man in the middle replaces by 67 00: sent once (never again wrapped), reported as 'may have run', and the card did commit")
+    func commitPersoOnce() async throws {
+        let card = MifarePlusModel(.ev1, level: .sl0)
+        let mitm = AnswerReplacer(card, answer: [0x67, 0x00]) { $0.first == 0xAA || ($0.count > 1 && $0[0] == 0x90 && $0[1] == 0xAA) }
+        try await withInsertedCard(mitm) { inserted in
+            let r = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl3", "--yes", "-r", inserted.reader])
+            #expect(r.status != 0 && r.stderr.contains("CommitPerso may have run") && r.stderr.split(separator: "\n").count == 1, "\(r.status) \(r.stderr)")
+            #expect(!r.stderr.contains(Self.keyHex))
+        }
+        let commits = card.frames.filter { $0.first == 0xAA }
+        #expect(commits.count == 1, "CommitPerso reached the card \(commits.count) times")
+        #expect(card.level == .sl3, "the card did commit")
+    }
+
+    /// Passes everything on; once the host has written `block` (UPDATE BINARY, FF D6), answers
+    /// the next READ BINARY of it with `answer` (a man in the middle, or a write that did not take).
+    final class ReadBackTamper: EmulatedCard, @unchecked Sendable {
+        let card: any EmulatedCard
+        let block: UInt8
+        let answer: [UInt8]
+        private let written = Locked(false)
+        init(_ card: any EmulatedCard, block: UInt8, answer: [UInt8]) {
+            self.card = card
+            self.block = block
+            self.answer = answer
+        }
+        var atr: [UInt8] { card.atr }
+        func reset() { card.reset() }
+        func process(_ apdu: [UInt8]) -> [UInt8] {
+            let real = card.process(apdu)
+            guard apdu.count > 3, apdu[0] == 0xFF, apdu[3] == block else { return real }
+            if apdu[1] == 0xD6 { written.withLock { $0 = true } }
+            if apdu[1] == 0xB0, written.current { return answer }
+            return real
+        }
+    }
+
+    @Test("SL1 write: a read-back that differs, or that fails, is exit 74, never 'wrote'", arguments: [
+        ("differs", [UInt8](repeating: 0x00, count: 16) + [0x90, 0x00]), ("fails", [0x63, 0x00]),
+    ])
+    func level1ReadBack(_ name: String, _ answer: [UInt8]) async throws {
+        let card = MifarePlusModel(.x, level: .sl1)
+        let tamper = ReadBackTamper(card, block: 5, answer: answer)
+        try await withInsertedCard(tamper) { inserted in
+            let w = try runAPDU(["plus", "write", "--block", "5", "--hex", String(repeating: "42", count: 16), "--key", "A:FFFFFFFFFFFF", "-r", inserted.reader])
+            #expect(w.status == 74 && w.stderr.split(separator: "\n").count == 1, "\(name): \(w.status) \(w.stdout) \(w.stderr)")
+            #expect(w.stderr.contains(name == "differs" ? "reads back as" : "could not be read back"), "\(name): \(w.stderr)")
+        }
+    }
+
     @Test("--commit: the help and the values agree (sl1 or sl3; 1 and 3 too)")
     func commitHelp() throws {
         let help = try runAPDU(["plus", "personalize", "--help"])

@@ -33,7 +33,9 @@ extension APDUCommand {
                 WritePerso can be repeated: a card cut before CommitPerso stays in SL0, and the same command finishes it. \
                 --commit sl1|sl3 sends CommitPerso (S and X: SL1 only) and needs --yes; the tool refuses it unless 9000, \
                 9001 and 9003 are among the keys, and refuses SL3 while sector keys stay at the factory value FF…FF (it \
-                names the sectors) unless --keep-factory-keys. B000-B003 in a key file need --yes, as in plus write. --switch-sl3 authenticates an SL1 card with the SL3 switch key 9003 \
+                names the sectors) unless --keep-factory-keys. On an S or X whose size nothing tells, keys of sectors 32-39 the \
+                card answers 09 (no such block) to are named and stop the run before CommitPerso (exit 1) unless \
+                --allow-absent-sectors (a 2K card). B000-B003 in a key file need --yes, as in plus write. --switch-sl3 authenticates an SL1 card with the SL3 switch key 9003 \
                 (--key HEX, or the file's 9003 line) and needs --yes: it cannot be undone. Key bytes never show.
                 """)
 
@@ -58,6 +60,9 @@ extension APDUCommand {
 
         @Option(help: ArgumentHelp("--switch-sl3: the 9003 key (32 hex digits); else the key file's 9003 line.", valueName: "hex"))
         var key: String?
+
+        @Flag(help: "An S or X whose size nothing tells: accept that the card answers 09 (no such block) to the keys of sectors 32-39 (a 2K card), and commit without them.")
+        var allowAbsentSectors = false
 
         @Flag(help: "Confirm CommitPerso, the switch to SL3, or WritePerso of B000-B003.")
         var yes = false
@@ -90,14 +95,21 @@ extension APDUCommand {
                     let keys = try keys(sectors: sectors)
                     guard !keys.keys.isEmpty || commit != nil else { throw Failure(.usage, "nothing to do: give --key-file, --all-keys or --commit") }
                     let skipped = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
-                                                       confirmed: yes, keepingFactoryKeys: keepFactoryKeys, again: Self.sameCommand())
-                    return (reader, keys.keys.count - skipped.count, id)
+                                                       confirmed: yes, keepingFactoryKeys: keepFactoryKeys, allowingAbsentSectors: allowAbsentSectors,
+                                                       again: Self.sameCommand())
+                    return (reader, (keys.keys.count - skipped.count, skipped), id)
                 }
+                // Keys the card had no block for are named, never left out in silence (issue 48).
+                let (count, notWritten) = written
                 if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(written)),
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(count)),
+                                                ("keysNotWritten", .array(notWritten.map { .string(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)])) })),
                                                 ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): wrote \(written) key\(written == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) from its next activation" } ?? "; the card stays in SL0 (no --commit)"))
+                    Terminal.print("\(Terminal.safe(reader)): wrote \(count) key\(count == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) from its next activation" } ?? "; the card stays in SL0 (no --commit)"))
+                    if !notWritten.isEmpty {
+                        Terminal.print("  not written (the card has no such block, 09; --allow-absent-sectors): \(MifarePlusBlockNumber.span(notWritten))")
+                    }
                 }
             }
         }
