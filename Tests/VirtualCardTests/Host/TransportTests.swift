@@ -104,6 +104,52 @@ struct TransportTests {
         #expect(host.log.count == 2)
         #expect(!host.log.contains { $0.contains(0x04) && $0.count == 12 && $0[9] == 0x04 })
     }
+
+    @Test("an encoding sent as it is (apdu script, send) makes the same exchanges and answer as its command")
+    func encodedMatchesCommand() throws {
+        let demo = DemoApplication.defaultAID
+        let commands: [CommandAPDU] = [
+            selectCommand,
+            CommandAPDU(cla: 0, ins: 0xA4, p1: 4, p2: 0x0C, data: demo),
+            CommandAPDU(cla: 0, ins: 0xCA, p1: 0, p2: 0, ne: 256),
+            CommandAPDU(cla: 0, ins: 0xCA, p1: 0, p2: 0, ne: 3),
+            CommandAPDU(cla: 0x80, ins: 0xEE, p1: 0x03, p2: 0xE8, ne: 256),
+            CommandAPDU(cla: 0, ins: 0xEE, p1: 0, p2: 0, data: [0xCA, 0xFE]),
+            CommandAPDU(cla: 0, ins: 0xEE, p1: 0, p2: 0, data: [0xCA, 0xFE], ne: 2, forceExtended: true),
+            CommandAPDU(cla: 0, ins: 0xEE, p1: 0, p2: 0, data: (0..<600).map { UInt8($0 % 251) }, ne: 256),
+            CommandAPDU(cla: 0, ins: 0xB0, p1: 0, p2: 0, ne: 1000),
+            CommandAPDU(cla: 0, ins: 0xA4, p1: 4, p2: 0, data: [0xA0, 0, 0, 0, 4, 0x10, 0x10]),
+            CommandAPDU(cla: 0, ins: 0x20, p1: 0, p2: 0),
+        ]
+        let behaviours: [(String, (inout HostBehaviour) -> Void, Bool, TransmissionPolicy, Bool)] = [
+            ("plain", { _ in }, true, .standard, false),
+            ("GET RESPONSE", { $0.usesGetResponse = true; $0.requiresGetResponseCLA = true; $0.getResponseChunk = 100 }, true, .standard, false),
+            ("wrong Le", { $0.answersWrongLe = true }, true, .standard, false),
+            ("no extended length", { $0.acceptsExtendedLength = false }, false, .standard, false),
+            ("reader refuses extended", { $0.acceptsExtendedLength = false }, true, .standard, false),
+            ("raw", { $0.usesGetResponse = true }, true, TransmissionPolicy(raw: true), false),
+            ("SELECT policy", { $0.usesGetResponse = true }, true, .standard, true),
+        ]
+        func outcome(_ send: () throws -> ResponseAPDU) -> String {
+            do { let r = try send(); return "\(r.data.hexString) \(r.statusWord)" } catch { return "error \(error)" }
+        }
+        for (name, configure, extended, policy, allowlist) in behaviours {
+            let (byCommand, _, seenByCommand) = transport(configure, extended: extended, policy: policy)
+            let (byEncoding, _, seenByEncoding) = transport(configure, extended: extended, policy: policy)
+            if allowlist {
+                byCommand.selectPolicy = try SelectPolicy(list: "F0 61 70 64 75 01")
+                byEncoding.selectPolicy = try SelectPolicy(list: "F0 61 70 64 75 01")
+            }
+            for command in commands {
+                let expected = outcome { try byCommand.send(command) }
+                let got = outcome { try byEncoding.send(encoded: command.bytes) }
+                #expect(got == expected, "\(name): \(command)")
+            }
+            let exchanges = { (seen: Locked<[Exchange]>) in seen.current.map { "\($0.purpose) \($0.command.hexString) \($0.response.hexString)" } }
+            #expect(exchanges(seenByEncoding) == exchanges(seenByCommand), "\(name)")
+            #expect(byEncoding.forms == byCommand.forms && byEncoding.leCorrections == byCommand.leCorrections, "\(name)")
+        }
+    }
 }
 
 @Suite("SELECT policy and BER-TLV")
