@@ -78,10 +78,10 @@ public final class SecureChannel: CardChannel {
         }
         if probeOnly { return SecureChannel(transport: transport, session: session, cardAnswer: parsed) }
         // What the cryptogram does not cover is checked before anything counted: SCP02's i (only
-        // 15 and 55 are spoken here: another would MAC commands the card then counts as wrong)
+        // 15, 55 and their R-MAC forms 35, 75 are spoken here: another would MAC commands the card then counts as wrong)
         // and SCP03's, against the card recognition data.
-        if parsed.scp.version == 2, parsed.scp.i & ~0x40 != 0x15 {
-            throw GlobalPlatformError(.policy, "\(parsed.scp) is not one this tool speaks (SCP02 i=15 or 55): stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
+        if parsed.scp.version == 2, parsed.scp.i & ~0x60 != 0x15 {
+            throw GlobalPlatformError(.policy, "\(parsed.scp) is not one this tool speaks (SCP02 i=15, 35, 55 or 75): stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
         }
         if parsed.scp.version == 3, let scp03i, scp03i != parsed.scp.i {
             throw GlobalPlatformError(.malformed, "the card recognition data names SCP03 i=\(hex(scp03i)) but INITIALIZE UPDATE answered i=\(hex(parsed.scp.i)) (which its cryptogram does not cover): altered on the way, or a card at odds with itself; stopped before EXTERNAL AUTHENTICATE, the card's counter untouched (--level asks for a level outright)")

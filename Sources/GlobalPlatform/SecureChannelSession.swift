@@ -68,6 +68,10 @@ public struct SecureChannelSession: Sendable {
     private var macsSent = 0
     /// SCP03's S8 or S16 mode: the length of cryptograms and MACs.
     let macLength: Int
+    /// SCP02's R-MAC chaining value: the last R-MAC (zeros before the first), never enciphered.
+    private var rmacChaining = [UInt8](repeating: 0, count: 8)
+    /// SCP02: the last command wrapped in the clear (header, data), which its answer's R-MAC covers.
+    private var lastCommand: (header: [UInt8], data: [UInt8])?
 
     /// The session keys and cryptograms for `keys` (already diversified) and the two challenges.
     public init(keys: StaticKeys, hostChallenge: [UInt8], response: InitializeUpdateResponse) throws(GlobalPlatformError) {
@@ -147,6 +151,9 @@ public struct SecureChannelSession: Sendable {
                 let mac = try Self.retailMAC(key: macKey, icv: icv, data: Padding.pad([macCLA, command.ins, command.p1, command.p2, UInt8(lc & 0xFF)] + data, blockSize: 8))
                 chaining = mac
                 macsSent += 1
+                // E.4.5: the answer's R-MAC covers the command in the clear, its CLA without the
+                // secure messaging and logical channel bits (b3-b1).
+                lastCommand = level.contains(.rMAC) ? ([command.cla & ~0x07, command.ins, command.p1, command.p2], command.data) : nil
                 if encrypt, level.contains(.cDecryption), !data.isEmpty {
                     data = try BlockCipher(.tdes2, key: encKey).encrypt(cbc: Padding.pad(data, blockSize: 8))
                 }
@@ -174,10 +181,12 @@ public struct SecureChannelSession: Sendable {
         }
     }
 
-    /// The answer in the clear: its R-MAC checked in constant time, its data deciphered. An error
-    /// status word carries no MAC (Amendment D §6.2.5).
+    /// The answer in the clear: its R-MAC checked in constant time, its data deciphered. Under
+    /// SCP03 an error status word carries no MAC (Amendment D §6.2.5); under SCP02 every answer
+    /// of an R-MAC session carries one (Card Specification E.4.5).
     public mutating func unwrap(_ response: ResponseAPDU) throws(GlobalPlatformError) -> ResponseAPDU {
-        guard scp.version == 3, level.contains(.rMAC) else { return response }
+        guard level.contains(.rMAC) else { return response }
+        if scp.version == 2 { return try unwrapSCP02(response) }
         let sw = response.statusWord
         guard sw == .success || sw.sw1 == 0x62 || sw.sw1 == 0x63 else { return response }
         guard response.data.count >= macLength else {
@@ -203,6 +212,35 @@ public struct SecureChannelSession: Sendable {
         } catch {
             throw GlobalPlatformError(.malformed, "unwrapping the answer failed: \(error)")
         }
+        return ResponseAPDU(data: data, statusWord: sw)
+    }
+
+    /// SCP02's R-MAC (Card Specification 2.2 E.4.5, as GlobalPlatformPro's `SCP02Wrapper` and
+    /// GPShell's `GP211_calculate_R_MAC` compute it): the retail MAC under the R-MAC session key
+    /// (derivation constant 0102 from the static MAC key), chained from the previous R-MAC, over
+    /// the clear command's header, Lc and data, then the answer's data length, data and status word.
+    private mutating func unwrapSCP02(_ response: ResponseAPDU) throws(GlobalPlatformError) -> ResponseAPDU {
+        guard let command = lastCommand else {
+            throw GlobalPlatformError(.malformed, "an answer with no command wrapped before it in an R-MAC session")
+        }
+        lastCommand = nil
+        let sw = response.statusWord
+        guard response.data.count >= 8 else {
+            throw GlobalPlatformError(.malformed, "the answer (\(response.data.count) bytes, \(sw.hex)) lacks its R-MAC", statusWord: sw)
+        }
+        let data = Array(response.data.dropLast(8))
+        let mac = Array(response.data.suffix(8))
+        let input = command.header + [UInt8(command.data.count & 0xFF)] + command.data + [UInt8(data.count & 0xFF)] + data + [sw.sw1, sw.sw2]
+        let expected: [UInt8]
+        do {
+            expected = try Self.retailMAC(key: rmacKey, icv: rmacChaining, data: Padding.pad(input, blockSize: 8))
+        } catch {
+            throw GlobalPlatformError(.malformed, "unwrapping the answer failed: \(error)")
+        }
+        guard constantTimeEquals(mac, expected) else {
+            throw GlobalPlatformError(.malformed, "the answer's R-MAC does not check out")
+        }
+        rmacChaining = expected
         return ResponseAPDU(data: data, statusWord: sw)
     }
 

@@ -49,13 +49,12 @@ public struct SecureChannelProtocol: Sendable, Hashable, CustomStringConvertible
     }
 
     /// The levels this protocol can give: R-ENCRYPTION in SCP03 only, R-MAC where the card
-    /// offers it (SCP03 i bit b6; SCP02 i bit b6).
+    /// offers it (SCP03 i bit b6; SCP02 i bit b6, "R-MAC support": i=35 or 75, not 15 or 55,
+    /// whose b7 names the card challenge's pseudo-random algorithm).
     public var offered: SecurityLevel {
         var level: SecurityLevel = [.cMAC, .cDecryption]
-        if version == 3 {
-            if i & 0x20 != 0 { level.insert(.rMAC) }
-            if i & 0x20 != 0 && i & 0x40 != 0 { level.insert(.rEncryption) }
-        }
+        if i & 0x20 != 0 { level.insert(.rMAC) }
+        if version == 3, i & 0x20 != 0 && i & 0x40 != 0 { level.insert(.rEncryption) }
         return level
     }
 }

@@ -36,12 +36,12 @@ struct GlobalPlatformMatrixTests {
         }
     }
 
-    /// `gp list`: a verdict only where the answers are authenticated (SCP03 with R-MAC): under
-    /// SCP02 (C-MAC only) a man in the middle may change the registry, as the protocol allows.
-    static func list(_ scp: CardManagerModel.SCP, hostile: CardManagerModel.Hostile? = nil, expectVerdict: Bool?) -> HostileOperation {
-        HostileOperation(family: "GlobalPlatform", name: "list \(scp)" + (hostile.map { " \($0.rawValue)" } ?? ""), secrets: secrets, counted: counted,
-                         expectVerdict: expectVerdict) {
-            let card = CardManagerModel(scp, hostile: hostile)
+    /// `gp list`: a verdict only where the answers are authenticated (R-MAC: SCP03 i=70, SCP02
+    /// i=35): under C-MAC only a man in the middle may change the registry, as the protocol allows.
+    static func list(_ scp: CardManagerModel.SCP, i: UInt8? = nil, hostile: CardManagerModel.Hostile? = nil, expectVerdict: Bool?) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: "list \(scp)" + (i.map { " i=\(Hex.encode([$0]))" } ?? "") + (hostile.map { " \($0.rawValue)" } ?? ""),
+                         secrets: secrets, counted: counted, expectVerdict: expectVerdict) {
+            let card = CardManagerModel(scp, i: i, hostile: hostile)
             card.preinstall(package: [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01], modules: [[0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x01]],
                             instances: [[0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x01], [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x02]])
             return HostileRun(card: card) { context in
@@ -100,6 +100,8 @@ struct GlobalPlatformMatrixTests {
             ops["put-key \(scp) new set"] = putKey(scp, replacingCurrent: false)
             ops["put-key \(scp) replacing"] = putKey(scp, replacingCurrent: true)
         }
+        // SCP02 with R-MAC (i=35): every answer authenticated, so the listing vouches.
+        ops["list scp02 i=35"] = list(.scp02, i: 0x35, expectVerdict: true)
         for hostile in CardManagerModel.Hostile.allCases where hostile != .refuseLoad {
             ops["list scp03 \(hostile.rawValue)"] = list(.scp03, hostile: hostile, expectVerdict: hostile == .legacyOnly ? true : false)
         }

@@ -65,6 +65,8 @@ public final class CardManagerModel: EmulatedCard, @unchecked Sendable {
         var sEnc: [UInt8] = [], sMac: [UInt8] = [], sRmac: [UInt8] = [], sDek: [UInt8] = []
         var hostChallenge: [UInt8] = [], cardChallenge: [UInt8] = []
         var chaining: [UInt8] = []
+        /// SCP02: the last R-MAC sent (zeros before the first).
+        var rmacChaining = [UInt8](repeating: 0, count: 8)
         var counter = 0
         var macs = 0
         var keyVersion: UInt8 = 0
@@ -145,7 +147,7 @@ public final class CardManagerModel: EmulatedCard, @unchecked Sendable {
         }
         s.session = session
         let (data, status) = manage(clear, &s)
-        return wrapAnswer(data, status, &s)
+        return wrapAnswer(data, status, to: clear, &s)
     }
 
     // MARK: SELECT and GET DATA
@@ -265,7 +267,8 @@ public final class CardManagerModel: EmulatedCard, @unchecked Sendable {
             return sw(0x6300)
         }
         let level = command.p1
-        let offered: UInt8 = scp == .scp02 ? 0x03 : (i & 0x20 != 0 ? (i & 0x40 != 0 ? 0x33 : 0x13) : 0x03)
+        // R-MAC where i's b6 says so (SCP02 i=35 or 75; SCP03 i=30, 70); R-ENCRYPTION in SCP03 only.
+        let offered: UInt8 = scp == .scp02 ? (i & 0x20 != 0 ? 0x13 : 0x03) : (i & 0x20 != 0 ? (i & 0x40 != 0 ? 0x33 : 0x13) : 0x03)
         guard level & ~offered == 0, level & 0x01 != 0 || level == 0 else {
             s.session = nil
             return sw(0x6A86)
@@ -358,9 +361,10 @@ public final class CardManagerModel: EmulatedCard, @unchecked Sendable {
         return CommandAPDU(cla: command.cla & ~0x04, ins: command.ins, p1: command.p1, p2: command.p2, data: data, ne: command.ne)
     }
 
-    /// The answer with R-MAC and R-ENCRYPTION at the session's level (SCP03).
-    private func wrapAnswer(_ data: [UInt8], _ status: UInt16, _ s: inout State) -> [UInt8] {
+    /// The answer with R-MAC and R-ENCRYPTION at the session's level.
+    private func wrapAnswer(_ data: [UInt8], _ status: UInt16, to command: CommandAPDU, _ s: inout State) -> [UInt8] {
         let status = sw(status)
+        if scp == .scp02 { return wrapAnswerSCP02(data, status, to: command, &s) }
         guard scp == .scp03, var session = s.session, session.level & 0x10 != 0,
               status == Self.ok || status[0] == 0x62 || status[0] == 0x63 else { return data + status }
         var body = data
@@ -377,6 +381,25 @@ public final class CardManagerModel: EmulatedCard, @unchecked Sendable {
             s.session = session
             session.macs += 0
             return body + mac.prefix(8) + status
+        } catch { return sw(0x6F00) }
+    }
+
+    /// SCP02's R-MAC (Card Specification 2.2 E.4.5) on every answer of an R-MAC session, error
+    /// words included: single DES CBC under the R-MAC session key's first half from the last
+    /// R-MAC, the final block through triple DES, over the command in the clear (CLA without its
+    /// b3-b1, INS, P1, P2, Lc, data) and the answer (its data's length, data, status word).
+    private func wrapAnswerSCP02(_ data: [UInt8], _ status: [UInt8], to command: CommandAPDU, _ s: inout State) -> [UInt8] {
+        guard var session = s.session, session.level & 0x10 != 0 else { return data + status }
+        let input = [command.cla & 0xF8, command.ins, command.p1, command.p2, UInt8(command.data.count & 0xFF)] + command.data
+            + [UInt8(data.count & 0xFF)] + data + status
+        do {
+            let padded = Padding.pad(input, blockSize: 8)
+            let k1 = try BlockCipher(.des, key: Array(session.sRmac.prefix(8))), k2 = try BlockCipher(.des, key: Array(session.sRmac.suffix(8)))
+            let h = Array(try k1.encrypt(cbc: padded, iv: session.rmacChaining).suffix(8))
+            let mac = try k1.encrypt(ecb: try k2.decrypt(ecb: h))
+            session.rmacChaining = mac
+            s.session = session
+            return data + mac + status
         } catch { return sw(0x6F00) }
     }
 

@@ -19,7 +19,7 @@ struct EmulateGP: EmulateForm {
     @Argument(help: ArgumentHelp("scp02 or scp03 (default scp03).", valueName: "protocol"))
     var scp: CardManagerModel.SCP = .scp03
 
-    @Option(help: ArgumentHelp("The i parameter, in hex (SCP02: 15 or 55; SCP03: 00, 10, 70).", valueName: "hex"))
+    @Option(help: ArgumentHelp("The i parameter, in hex (SCP02: 15, 55, or 35, 75 with R-MAC; SCP03: 00, 10, 70).", valueName: "hex"))
     var i: String?
 
     @Option(help: ArgumentHelp("The card's key (ENC = MAC = DEK), in hex: 16 bytes for SCP02, 16/24/32 for SCP03.", valueName: "hex"))
