@@ -95,7 +95,10 @@ public final class CardManager {
     /// Opens a secure channel with `keys`. Before INITIALIZE UPDATE it reads the key
     /// information template and refuses a key version the card does not list; the card's
     /// cryptogram is checked before EXTERNAL AUTHENTICATE; nothing is retried.
-    public func authenticate(keys: StaticKeys, level: SecurityLevel? = nil, hostChallenge: [UInt8]? = nil) throws {
+    /// - Parameter protocolVersion: the secure channel protocol asked for (2 or 3); a card whose
+    ///   recognition data names only others is refused before INITIALIZE UPDATE, one whose
+    ///   INITIALIZE UPDATE names another before EXTERNAL AUTHENTICATE. Nil: the card's.
+    public func authenticate(keys: StaticKeys, level: SecurityLevel? = nil, protocolVersion: UInt8? = nil, hostChallenge: [UInt8]? = nil) throws {
         if isdAID == nil { try selectISD() }
         let held = try readKeyInformation()
         if keys.version != 0, !held.isEmpty, !held.contains(where: { $0.version == keys.version }) {
@@ -103,13 +106,17 @@ public final class CardManager {
             throw GlobalPlatformError(.keyVersionNotHeld, "the card holds no key version \(hex(keys.version)) (it lists \(versions)); nothing counted was sent")
         }
         if recognition == nil { recognition = try getData(0x0066).flatMap { try? CardRecognitionData($0) } }
+        if let protocolVersion, let named = recognition?.protocols, !named.isEmpty, !named.contains(where: { $0.version == protocolVersion }) {
+            throw GlobalPlatformError(.policy, "asked for SCP0\(protocolVersion), the card speaks \(named.map(\.description).joined(separator: ", ")) (its card recognition data); nothing counted was sent")
+        }
         let scp02i = recognition?.protocols.first { $0.version == 2 }?.i ?? 0x15
         // The level a session takes by default is the highest SCP03's i offers, and INITIALIZE
         // UPDATE's i is outside the cryptogram: held against the recognition data's (when it names
         // one), so a lowered i stops the session. A level asked for is the card's to enforce.
         let named: [SecureChannelProtocol] = (recognition?.protocols ?? []).filter { $0.version == 3 }
         let scp03i = level == nil && named.count == 1 ? named[0].i : nil
-        secureChannel = try SecureChannel.open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i, hostChallenge: hostChallenge)
+        secureChannel = try SecureChannel.open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i,
+                                               protocolVersion: protocolVersion, hostChallenge: hostChallenge)
         authenticatedKeys = keys
     }
 

@@ -37,19 +37,23 @@ public final class SecureChannel: CardChannel {
     ///   - scp03i: SCP03's i parameter as the card recognition data names it, when read: an
     ///     INITIALIZE UPDATE answer that names another (a lower level offered, say) stops the
     ///     session before EXTERNAL AUTHENTICATE, as the cryptogram does not cover it.
+    ///   - protocolVersion: the protocol the caller asked for (2 or 3, `apdu send --scp`); an
+    ///     INITIALIZE UPDATE answer naming another stops the session before EXTERNAL
+    ///     AUTHENTICATE. Nil: the card's.
     public static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel? = nil, scp02i: UInt8 = 0x15,
-                            scp03i: UInt8? = nil, hostChallenge: [UInt8]? = nil) throws -> SecureChannel {
-        try open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i, hostChallenge: hostChallenge, probeOnly: false)
+                            scp03i: UInt8? = nil, protocolVersion: UInt8? = nil, hostChallenge: [UInt8]? = nil) throws -> SecureChannel {
+        try open(over: transport, keys: keys, level: level, scp02i: scp02i, scp03i: scp03i, protocolVersion: protocolVersion,
+                 hostChallenge: hostChallenge, probeOnly: false)
     }
 
     /// INITIALIZE UPDATE and the card's cryptogram checked, no EXTERNAL AUTHENTICATE: whether
     /// `keys` are the card's, at no cost to its counter. The channel returned is not open.
     static func probe(over transport: APDUTransport, keys: StaticKeys) throws -> SecureChannel {
-        try open(over: transport, keys: keys, level: nil, scp02i: 0x15, scp03i: nil, hostChallenge: nil, probeOnly: true)
+        try open(over: transport, keys: keys, level: nil, scp02i: 0x15, scp03i: nil, protocolVersion: nil, hostChallenge: nil, probeOnly: true)
     }
 
     private static func open(over transport: APDUTransport, keys: StaticKeys, level: SecurityLevel?, scp02i: UInt8, scp03i: UInt8?,
-                             hostChallenge: [UInt8]?, probeOnly: Bool) throws -> SecureChannel {
+                             protocolVersion: UInt8?, hostChallenge: [UInt8]?, probeOnly: Bool) throws -> SecureChannel {
         let challenge = hostChallenge ?? secureRandomBytes(8)
         let initialize = CommandAPDU(cla: 0x80, ins: 0x50, p1: keys.version, p2: 0, data: challenge, ne: 256)
         let answer = try sendOnce(initialize, over: transport)
@@ -65,6 +69,9 @@ public final class SecureChannel: CardChannel {
             throw GlobalPlatformError(.refused, "INITIALIZE UPDATE refused: \(answer.statusWord.hex)", statusWord: answer.statusWord)
         }
         let parsed = try InitializeUpdateResponse(answer.data, scp02i: scp02i)
+        if let protocolVersion, parsed.scp.version != protocolVersion {
+            throw GlobalPlatformError(.policy, "asked for SCP0\(protocolVersion), the card answered INITIALIZE UPDATE with \(parsed.scp): stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
+        }
         if keys.version != 0, parsed.keyVersion != keys.version {
             throw GlobalPlatformError(.keyVersionNotHeld, "asked for key version \(hex(keys.version)), the card answered with \(hex(parsed.keyVersion)); nothing counted was sent")
         }
@@ -78,8 +85,8 @@ public final class SecureChannel: CardChannel {
         }
         if probeOnly { return SecureChannel(transport: transport, session: session, cardAnswer: parsed) }
         // What the cryptogram does not cover is checked before anything counted: SCP02's i (only
-        // 15, 55 and their R-MAC forms 35, 75 are spoken here: another would MAC commands the card then counts as wrong)
-        // and SCP03's, against the card recognition data.
+        // 15, 55 and their R-MAC forms 35, 75 are spoken here: another would MAC commands the card
+        // then counts as wrong) and SCP03's, against the card recognition data.
         if parsed.scp.version == 2, parsed.scp.i & ~0x60 != 0x15 {
             throw GlobalPlatformError(.policy, "\(parsed.scp) is not one this tool speaks (SCP02 i=15, 35, 55 or 75): stopped before EXTERNAL AUTHENTICATE, the card's counter untouched")
         }

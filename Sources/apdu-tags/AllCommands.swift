@@ -41,6 +41,7 @@ struct AllCommands: ParsableCommand {
     /// The tree for these arguments: a general command is found without listing the families
     /// (which reflects over every family's option group, casts the runtime pays for).
     static func tree(for arguments: [String]) -> [any ParsableCommand.Type] {
+        if APDUCommand.Send.asksForSecureChannel(arguments) { return [APDUCommand.SendSecureChannel.self] }
         if let first = arguments.first, let general = APDUCommand.command(named: first, in: generalCommands) { return [general] }
         return APDUCommand.tree(for: arguments, from: all)
     }

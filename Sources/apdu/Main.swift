@@ -12,7 +12,9 @@ enum Main {
             for line in BuildInfo.versionLines { Terminal.print(line) }
             return
         }
-        if let first = arguments.first, APDUCommand.command(named: first, in: APDUCommand.coreCommands) != nil {
+        // `send --scp` takes the GlobalPlatform key options, which only `apdu-tags` knows.
+        if let first = arguments.first, APDUCommand.command(named: first, in: APDUCommand.coreCommands) != nil,
+           !APDUCommand.Send.asksForSecureChannel(arguments) {
             CoreCommands.main(LongArgumentLists.setAside(arguments))
         } else {
             FamilyDoor.run(CommandLine.arguments)

@@ -16,7 +16,10 @@ extension APDUCommand {
             abstract: "Send APDUs in order on one connection and explain each status word.",
             discussion: """
                 Hex may use either case, spaces or colons: apdu send '00 A4 04 00 07 A0000000031010'. \
-                GET RESPONSE (61xx), a wrong Le (6Cxx) and command chaining are handled unless --raw.
+                GET RESPONSE (61xx), a wrong Le (6Cxx) and command chaining are handled unless --raw. \
+                With --scp 02|03 and the keys of apdu gp (--key, --enc/--mac/--dek, --test-keys, --key-version, \
+                --diversify, --level), the APDUs go through a GlobalPlatform secure channel with the card's Security \
+                Domain, the card's cryptogram checked before EXTERNAL AUTHENTICATE: see apdu send --scp 03 --help.
                 """)
 
         @OptionGroup package var readerOptions: ReaderOptions
@@ -110,6 +113,20 @@ extension APDUCommand {
                 }
             }
         }
+    }
+}
+
+extension APDUCommand.Send {
+    /// Whether these arguments (`send` first) ask for a secure channel (`--scp 03`, `--scp=03`):
+    /// that `send` runs in `apdu-tags`, which holds the GlobalPlatform module (`apdu` hands it
+    /// over before parsing, as the key options are that module's). Words after `--` are APDUs.
+    package static func asksForSecureChannel(_ arguments: [String]) -> Bool {
+        guard arguments.first == "send" else { return false }
+        for word in arguments.dropFirst() {
+            if word == "--" { return false }
+            if word == "--scp" || word.hasPrefix("--scp=") { return true }
+        }
+        return false
     }
 }
 

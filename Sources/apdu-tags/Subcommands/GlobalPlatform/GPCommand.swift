@@ -30,8 +30,23 @@ extension APDUCommand {
     }
 }
 
-/// The keys of a Security Domain as the user gives them: never defaulted, never printed.
+/// The keys of a Security Domain for a command that authenticates: one of --key,
+/// --enc/--mac/--dek and --test-keys is required (never defaulted, never printed).
 struct GPKeyOptions: ParsableArguments {
+    @OptionGroup var choice: GPKeyChoice
+
+    func validate() throws {
+        try choice.validate()
+        guard choice.given else { throw ValidationError("no keys: give --key, --enc/--mac/--dek, or --test-keys (the well-known 40..4F keys)") }
+    }
+
+    var staticKeys: StaticKeys { choice.staticKeys }
+    var securityLevel: SecurityLevel? { choice.securityLevel }
+}
+
+/// The key options as given, checked for form; `GPKeyOptions` requires them, `gp info` takes
+/// them when given (to read what only a secure channel tells).
+struct GPKeyChoice: ParsableArguments {
     @Option(help: ArgumentHelp("One master key for ENC, MAC and DEK, in hex (16 bytes 3DES; 16/24/32 AES).", valueName: "hex"))
     var key: String?
 
@@ -55,13 +70,16 @@ struct GPKeyOptions: ParsableArguments {
                                valueName: "hex"))
     var level: String?
 
+    /// Whether any key option was given.
+    var given: Bool { key != nil || enc != nil || mac != nil || dek != nil || testKeys }
+
     func validate() throws {
         let given = [key != nil, enc != nil || mac != nil || dek != nil, testKeys].filter { $0 }.count
-        guard given == 1 else {
-            throw ValidationError(given == 0 ? "no keys: give --key, --enc/--mac/--dek, or --test-keys (the well-known 40..4F keys)"
-                                             : "give one of --key, --enc/--mac/--dek and --test-keys")
-        }
+        guard given <= 1 else { throw ValidationError("give one of --key, --enc/--mac/--dek and --test-keys") }
         if given == 1, key == nil, !testKeys, enc == nil || mac == nil || dek == nil { throw ValidationError("--enc, --mac and --dek go together") }
+        if given == 0, keyVersion != nil || level != nil || diversify != .none {
+            throw ValidationError("--key-version, --diversify and --level go with keys: give --key, --enc/--mac/--dek, or --test-keys")
+        }
         for (name, value) in [("--key", key), ("--enc", enc), ("--mac", mac), ("--dek", dek)] {
             if let value, (try? Hex.decode(value)).map({ [16, 24, 32].contains($0.count) }) != true {
                 throw ValidationError("\(name) must be 16, 24 or 32 bytes in hex")
