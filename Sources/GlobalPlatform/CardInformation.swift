@@ -113,6 +113,13 @@ public struct KeyInformation: Sendable, Hashable, CustomStringConvertible {
 public struct CardInformation: Sendable, Hashable {
     /// The AID of the Security Domain SELECT found.
     public var isdAID: [UInt8]
+    /// Whether `isdAID` is the one the card named in its SELECT answer (the FCI's tag 84), or
+    /// only the AID the SELECT asked for (a card that answers with no FCI).
+    public var isdAIDFromFCI: Bool
+    /// Key diversification data (GET DATA 00CF) and the sequence counter of the default key
+    /// version (00C1), when the card gives them without authentication.
+    public var keyDiversificationData: [UInt8]?
+    public var sequenceCounter: [UInt8]?
     public var cplc: CPLC?
     public var recognition: CardRecognitionData?
     public var keys: [KeyInformation]

@@ -13,6 +13,8 @@ import ISO7816
 public final class CardManager {
     public let transport: APDUTransport
     public private(set) var isdAID: [UInt8]?
+    /// Whether `isdAID` came from the SELECT answer's FCI (tag 84) rather than the SELECT command.
+    public private(set) var isdAIDFromFCI = false
     public private(set) var selectAnswer: [UInt8] = []
     /// Open after `authenticate`.
     public internal(set) var secureChannel: SecureChannel?
@@ -50,6 +52,7 @@ public final class CardManager {
             if answer.statusWord == .success {
                 let fciAID = (try? BERTLV.decode(answer.data))?.first?.children?.first { $0.tag == [0x84] }?.value
                 isdAID = fciAID ?? (candidate.isEmpty ? nil : candidate)
+                isdAIDFromFCI = fciAID != nil
                 selectAnswer = answer.data
                 guard isdAID != nil else { continue }
                 return answer.data
@@ -74,15 +77,26 @@ public final class CardManager {
     }
 
     /// Everything the card says without authentication: CPLC, card recognition data, key
-    /// information, IIN, CIN.
+    /// information, IIN, CIN, key diversification data, the sequence counter. Not the ISD's life
+    /// cycle: only GET STATUS gives it, in a secure channel (`issuerSecurityDomainEntry()`).
     public func information() throws -> CardInformation {
         if isdAID == nil { try selectISD() }
         let cplc = try getData(0x9F7F).flatMap { try? CPLC($0) }
         let recognition = try getData(0x0066).flatMap { try? CardRecognitionData($0) }
         self.recognition = recognition
         let keys = try readKeyInformation()
-        return CardInformation(isdAID: isdAID ?? [], cplc: cplc, recognition: recognition, keys: keys,
+        return CardInformation(isdAID: isdAID ?? [], isdAIDFromFCI: isdAIDFromFCI, keyDiversificationData: try getData(0x00CF),
+                               sequenceCounter: try getData(0x00C1), cplc: cplc, recognition: recognition, keys: keys,
                                iin: try getData(0x0042), cin: try getData(0x0045), selectAnswer: selectAnswer)
+    }
+
+    /// The ISD's registry entry (its life cycle and privileges): GET STATUS 80, which cards
+    /// answer only in a secure channel, so `authenticate` first.
+    public func issuerSecurityDomainEntry() throws -> RegistryEntry? {
+        guard secureChannel != nil else {
+            throw GlobalPlatformError(.policy, "the ISD's life cycle comes from GET STATUS, which needs a secure channel: authenticate first")
+        }
+        return try getStatus(p1: 0x80, kind: .issuerSecurityDomain).first
     }
 
     func readKeyInformation() throws -> [KeyInformation] {
