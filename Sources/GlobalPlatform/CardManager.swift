@@ -23,10 +23,11 @@ public final class CardManager {
     public private(set) var recognition: CardRecognitionData?
     /// GET STATUS commands the last `registry()` sent.
     public private(set) var getStatusCommands = 0
-    /// The kinds the last `registry()` found none of because the card answered `6A 88`: an error
-    /// status word carries no R-MAC, so even in a session with R-MAC that absence is the card's
-    /// unauthenticated word (a man in the middle can answer it), while every entry listed is
-    /// authenticated.
+    /// The kinds the last `registry()` found none of because the card answered `6A 88`: under
+    /// SCP03 an error status word carries no R-MAC, so even in a session with R-MAC that absence
+    /// is the card's unauthenticated word (a man in the middle can answer it), while every entry
+    /// listed is authenticated. Under SCP02 with R-MAC every answer carries one, the 6A 88 too:
+    /// none are listed here.
     public private(set) var unprovenEmptyKinds: [RegistryEntry.Kind] = []
     var _loadCount = 0
     /// The keys the open channel was made with (for PUT KEY's check after a cut).
@@ -174,7 +175,9 @@ public final class CardManager {
                     guard rounds == 0 else {
                         throw GlobalPlatformError(.malformed, "GET STATUS \(hex(p1)) answered \(sw.hex) after 63 10 (more data): the listing was cut short")
                     }
-                    unprovenEmptyKinds.append(kind)
+                    // Under SCP02 with R-MAC that 6A 88 carried its R-MAC (checked in the unwrap):
+                    // the absence is the card's; elsewhere it is an unauthenticated word.
+                    if !(secureChannel.map { $0.session.scp.version == 2 && $0.level.contains(.rMAC) } ?? false) { unprovenEmptyKinds.append(kind) }
                     return entries
                 }
                 if sw != .success && sw.rawValue != 0x6310 {

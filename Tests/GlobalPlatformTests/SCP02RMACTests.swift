@@ -88,3 +88,31 @@ struct SCP02RMACTests {
         return try SecureChannelSession(keys: .testKeys, hostChallenge: [UInt8](repeating: 0x22, count: 8), response: answer)
     }
 }
+
+extension SCP02RMACTests {
+    @Test("an empty kind under SCP02 R-MAC is proven (its 6A 88 carries the R-MAC); a bare 6A 88 in its place is refused")
+    func provenAbsence() throws {
+        // A card with nothing but its ISD: GET STATUS 40 and 10 answer 6A 88.
+        let withRMAC = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: CardManagerModel(.scp02, i: 0x35))))
+        try withRMAC.authenticate(keys: .testKeys)
+        #expect(try withRMAC.registry().map(\.kind) == [.issuerSecurityDomain])
+        #expect(withRMAC.unprovenEmptyKinds.isEmpty)
+        let without = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: CardManagerModel(.scp02, i: 0x15))))
+        try without.authenticate(keys: .testKeys)
+        _ = try without.registry()
+        #expect(without.unprovenEmptyKinds == [.application, .loadFile])
+        // A man in the middle answering a bare 6A 88 (no R-MAC) to GET STATUS 40.
+        final class BareNotFound: CardChannel {
+            let inner: EmulatedChannel
+            init(_ card: CardManagerModel) { inner = EmulatedChannel(card: card) }
+            var supportsExtendedLength: Bool { true }
+            func transmit(_ command: [UInt8]) throws -> [UInt8] {
+                command.count > 2 && command[1] == 0xF2 && command[2] == 0x40 ? [0x6A, 0x88] : try inner.transmit(command)
+            }
+        }
+        let card = Self.card(i: 0x35)
+        let forged = CardManager(transport: APDUTransport(channel: BareNotFound(card)))
+        try forged.authenticate(keys: .testKeys)
+        #expect(throws: GlobalPlatformError.self) { _ = try forged.registry() }
+    }
+}
