@@ -102,6 +102,21 @@ struct CLISendSecureChannelTests {
         }
     }
 
+    @Test("apdu emulate gp scp02 --i 35 serves R-MAC: apdu send --scp 02 takes level 13 by default and prints the answers unwrapped")
+    func emulatorRMAC() async throws {
+        try await withEmptySlot { slot in
+            let (r, stderr) = try withEmulator(["gp", "scp02", "--i", "35"], in: slot) {
+                try runAPDU(["send", "--scp", "02", "--test-keys", "--json", "-r", slot.reader, Self.getData, Self.getStatus])
+            }
+            #expect(stderr.contains("SCP02 i=35"), "\(stderr)")
+            #expect(r.status == 0, "\(r.stderr)")
+            let doc = try #require(try r.json() as? [String: Any])
+            #expect(doc["securityLevel"] as? String == "13" && doc["i"] as? String == "35", "\(doc)")
+            let exchanges = try #require(doc["exchanges"] as? [[String: Any]])
+            #expect(exchanges.map { $0["sw"] as? String } == ["9000", "9000"] && (exchanges[1]["data"] as? String)?.hasPrefix("E3") == true, "\(exchanges)")
+        }
+    }
+
     @Test("the help: apdu send names --scp; apdu send --scp 03 --help shows the key options of apdu gp")
     func help() throws {
         // The help is wrapped to the terminal's width: compared with its runs of blanks as one.
