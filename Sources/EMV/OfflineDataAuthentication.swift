@@ -47,6 +47,15 @@ extension PaymentCardReader {
             return result
         }
 
+        // The CA key is found by the RID of the application selected, whose AID came from the
+        // (unsigned) directory. The card names itself in its FCI's DF name (84, Book 1 §11.3.4),
+        // which begins with the AID selected (or extends it: partial selection). One that names
+        // another is a directory changed on the way (a man in the middle who lists the card under
+        // a scheme whose keys we lack, and passes the SELECT on under the real AID, turned a proof
+        // into "no key", issue 48) or a card at odds with itself: failed, as any conflict.
+        if let dfName = data[[0x84]], !dfName.starts(with: app.aid) {
+            return fail("the card answered the SELECT of \(app.aid.hexString) with the DF name (84) \(dfName.hexString): the application list and the card disagree on which application this is")
+        }
         // ICC data missing (Book 3 §10.3): the objects Book 2 makes mandatory for the method
         // (§5.1.1 Table 4 for SDA, §6.1.1 Table 12 for DDA, fDDA and CDA), before any key.
         let needed: [[UInt8]] = method == .sda ? [[0x8F], [0x90], [0x9F, 0x32], [0x93]] : [[0x8F], [0x90], [0x9F, 0x32], [0x9F, 0x46], [0x9F, 0x47]]

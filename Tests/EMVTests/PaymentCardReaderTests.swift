@@ -80,6 +80,40 @@ struct PaymentCardReaderTests {
         #expect(!builtIn.covered([0x5A]) && !builtIn.expiryProven, "an unproven read vouches for nothing")
     }
 
+    @Test("a directory that lists the card under another scheme (a middle passing the SELECT on under the real AID) fails ODA on the FCI's DF name, never 'no key' (issue 48 review)")
+    func directoryNamesAnotherScheme() throws {
+        // The middle lists Mastercard's application as JCB's (a RID we hold no key of) and
+        // selects the real one when asked for JCB's: the FCI still names A0000000041010.
+        final class SchemeSwap: EmulatedCard, @unchecked Sendable {
+            let card = PaymentCardModel(.mastercard)
+            let real: [UInt8] = [0xA0, 0x00, 0x00, 0x00, 0x04, 0x10, 0x10]
+            let fake: [UInt8] = [0xA0, 0x00, 0x00, 0x00, 0x65, 0x10, 0x10]
+            var atr: [UInt8] { card.atr }
+            func reset() { card.reset() }
+            func replacing(_ bytes: [UInt8], _ from: [UInt8], _ to: [UInt8]) -> [UInt8] {
+                var out = bytes
+                var i = 0
+                while i + from.count <= out.count {
+                    if Array(out[i..<(i + from.count)]) == from { out.replaceSubrange(i..<(i + from.count), with: to); i += to.count } else { i += 1 }
+                }
+                return out
+            }
+            func process(_ apdu: [UInt8]) -> [UInt8] {
+                guard apdu.count > 4, apdu[1] == 0xA4 else { return card.process(apdu) }
+                let answer = card.process(replacing(apdu, fake, real))
+                // Only the directory's answer is changed: the application's FCI is the card's own.
+                let directory = Array("2PAY.SYS.DDF01".utf8)
+                let isDirectory = apdu.count >= 5 + directory.count && Array(apdu[5..<(5 + directory.count)]) == directory
+                return isDirectory ? replacing(answer, real, fake) : answer
+            }
+        }
+        let honest = try reader(PaymentCardModel(.mastercard)).read()
+        #expect(honest.oda.result == .verified)
+        let swapped = try reader(SchemeSwap()).read()
+        #expect(swapped.application.aid == [0xA0, 0x00, 0x00, 0x00, 0x65, 0x10, 0x10], "the middle's list was followed")
+        #expect(swapped.oda.result == .failed && swapped.oda.reason?.contains("DF name (84) A0000000041010") == true, "\(swapped.oda)")
+    }
+
     @Test("a replayed fDDA answer (signed for another unpredictable number) fails")
     func replayed() throws {
         let card = PaymentCardModel(.visa)

@@ -123,6 +123,8 @@ extension APDUCommand.Send {
     package static func asksForSecureChannel(_ arguments: [String]) -> Bool {
         guard arguments.first == "send" else { return false }
         for word in arguments.dropFirst() {
+            // Thousands of APDUs may follow: a word that is no option is passed over at its first byte.
+            guard word.utf8.first == UInt8(ascii: "-") else { continue }
             if word == "--" { return false }
             if word == "--scp" || word.hasPrefix("--scp=") { return true }
         }
