@@ -124,11 +124,49 @@ extension PaymentCardReader {
         } catch { return fail(error.message) }
         if icc.expiry < month { return fail("the ICC certificate expired in \(icc.expiry)") }
         if EMVCertificates.digits(icc.pan) != pan { return fail("the ICC certificate is for another PAN") }
+        /// DDA's INTERNAL AUTHENTICATE with the DDOL (default 9F37 04): the ICC key's signature
+        /// over our unpredictable number. `required` (DDA offered): any refusal fails it; without
+        /// (CDA alone offered), a refusal leaves CDA not verified, and only a signature that
+        /// does not check out fails.
+        func internalAuthenticate(required: Bool) throws -> ODAResult? {
+            func unproven(_ why: String) -> ODAResult {
+                if required { return fail(why) }
+                var r = result
+                r.result = .notVerified
+                r.reason = "CDA signs the answer to GENERATE AC, which this tool never sends; the certificates up to the ICC key verified, and INTERNAL AUTHENTICATE proved nothing: \(why)"
+                return r
+            }
+            let ddol: DataObjectList
+            do throws(EMVFormatError) { ddol = try DataObjectList(parsing: data[[0x9F, 0x49]] ?? [0x9F, 0x37, 0x04]) } catch { return unproven("the DDOL (9F49): \(error.message)") }
+            // Book 2 §6.5.1: the DDOL holds the terminal's Unpredictable Number (9F37), or DDA has
+            // failed (openemv/emv-utils `emv_oda.c` fails it the same way). Without a fresh 4-byte
+            // number of ours in what the card signs, one recorded answer passes every time
+            // (issue 48: a DDOL of 9F1A 02 signed the country code alone). INTERNAL AUTHENTICATE is
+            // not sent for such a DDOL.
+            guard ddol.entries.contains(where: { $0.tag == [0x9F, 0x37] && $0.length >= 4 }) || EMVRemovedChecks.ddolUnpredictableNumber else {
+                return unproven("the DDOL (9F49) \(data[[0x9F, 0x49]]?.hexString ?? "") does not ask for our unpredictable number (9F37, 4 bytes): the card would sign nothing fresh (EMV Book 2 §6.5.1)")
+            }
+            let ddolData = ddol.build(terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]]))
+            let r = try send(CommandAPDU(cla: 0x00, ins: 0x88, p1: 0, p2: 0, data: ddolData, ne: 256))
+            guard r.statusWord == .success else { return unproven("the card refused INTERNAL AUTHENTICATE: \(r.statusWord) (\(r.statusWord.meaning.text))") }
+            let objects = (try? BERTLV.decode(r.data)) ?? []
+            guard let sdad = objects.first(where: { $0.tag == [0x80] })?.value ?? objects.first(where: { $0.tag == [0x77] })?.children?.first(where: { $0.tag == [0x9F, 0x4B] })?.value else {
+                return unproven("the INTERNAL AUTHENTICATE answer holds no signed dynamic data")
+            }
+            do {
+                result.iccDynamicNumber = try EMVCertificates.dynamicData(sdad: sdad, icc: icc.key, terminalData: ddolData).iccDynamicNumber
+            } catch { return fail(error.message) }
+            return nil
+        }
         switch method {
         case .cda:
-            result.result = .notVerified
-            result.reason = "CDA signs the answer to GENERATE AC, which this tool never sends; the certificates up to the ICC key verified"
-            return result
+            // The AIP that offers CDA alone travels unsigned (unless 9F4A lists it): a man in the
+            // middle who clears its DDA bit would spare the card INTERNAL AUTHENTICATE and leave
+            // "not verified" where the card proves its key (issue 48 review). So it is sent all
+            // the same (a read-only command, as for DDA): a card that signs our number with the
+            // ICC key has proven it now, DDA verified; one that refuses leaves CDA not verified.
+            if let outcome = try internalAuthenticate(required: false) { return outcome }
+            result.method = .dda
         case .fdda:
             // Visa fDDA: UN ‖ amount ‖ currency ‖ card authentication related data (9F69), format 95.
             // The values GET PROCESSING OPTIONS sent, which is what the card signed.
@@ -139,27 +177,7 @@ extension PaymentCardReader {
                 result.iccDynamicNumber = try EMVCertificates.dynamicData(sdad: gpoSDAD!, icc: icc.key, terminalData: signed, format: related == nil ? 0x05 : 0x95).iccDynamicNumber
             } catch { return fail(error.message) }
         default:
-            // DDA: INTERNAL AUTHENTICATE with the DDOL (default 9F37 04).
-            let ddol: DataObjectList
-            do throws(EMVFormatError) { ddol = try DataObjectList(parsing: data[[0x9F, 0x49]] ?? [0x9F, 0x37, 0x04]) } catch { return fail("the DDOL (9F49): \(error.message)") }
-            // Book 2 §6.5.1: the DDOL holds the terminal's Unpredictable Number (9F37), or DDA has
-            // failed (openemv/emv-utils `emv_oda.c` fails it the same way). Without a fresh 4-byte
-            // number of ours in what the card signs, one recorded answer passes every time
-            // (issue 48: a DDOL of 9F1A 02 signed the country code alone). INTERNAL AUTHENTICATE is
-            // not sent for such a DDOL.
-            guard ddol.entries.contains(where: { $0.tag == [0x9F, 0x37] && $0.length >= 4 }) || EMVRemovedChecks.ddolUnpredictableNumber else {
-                return fail("the DDOL (9F49) \(data[[0x9F, 0x49]]?.hexString ?? "") does not ask for our unpredictable number (9F37, 4 bytes): the card would sign nothing fresh (EMV Book 2 §6.5.1)")
-            }
-            let ddolData = ddol.build(terminal.values(cardCountry: data[[0x5F, 0x28]], cardCurrency: data[[0x9F, 0x42]]))
-            let r = try send(CommandAPDU(cla: 0x00, ins: 0x88, p1: 0, p2: 0, data: ddolData, ne: 256))
-            guard r.statusWord == .success else { return fail("the card refused INTERNAL AUTHENTICATE: \(r.statusWord) (\(r.statusWord.meaning.text))") }
-            let objects = (try? BERTLV.decode(r.data)) ?? []
-            guard let sdad = objects.first(where: { $0.tag == [0x80] })?.value ?? objects.first(where: { $0.tag == [0x77] })?.children?.first(where: { $0.tag == [0x9F, 0x4B] })?.value else {
-                return fail("the INTERNAL AUTHENTICATE answer holds no signed dynamic data")
-            }
-            do {
-                result.iccDynamicNumber = try EMVCertificates.dynamicData(sdad: sdad, icc: icc.key, terminalData: ddolData).iccDynamicNumber
-            } catch { return fail(error.message) }
+            if let outcome = try internalAuthenticate(required: true) { return outcome }
         }
         result.result = .verified
         return result

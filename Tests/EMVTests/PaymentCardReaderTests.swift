@@ -114,6 +114,30 @@ struct PaymentCardReaderTests {
         #expect(swapped.oda.result == .failed && swapped.oda.reason?.contains("DF name (84) A0000000041010") == true, "\(swapped.oda)")
     }
 
+    @Test("an AIP offering CDA alone (its DDA bit cleared on the way) still gets INTERNAL AUTHENTICATE: the card proves its key (DDA verified); a card that refuses it leaves CDA not verified, never failed (issue 48 review)")
+    func cdaAloneStillAuthenticates() throws {
+        final class AIPChange: EmulatedCard, @unchecked Sendable {
+            let card = PaymentCardModel(.mastercard)
+            let refusesInternalAuthenticate: Bool
+            init(refusesInternalAuthenticate: Bool) { self.refusesInternalAuthenticate = refusesInternalAuthenticate }
+            var atr: [UInt8] { card.atr }
+            func reset() { card.reset() }
+            func process(_ apdu: [UInt8]) -> [UInt8] {
+                if refusesInternalAuthenticate, apdu.count > 1, apdu[1] == 0x88 { return [0x6A, 0x81] }
+                var answer = card.process(apdu)
+                // GPO's format 80 answer: 80 L AIP(2) AFL; the DDA bit (byte 1, b6) cleared, CDA kept.
+                if apdu.count > 1, apdu[1] == 0xA8, answer.count > 4, answer[0] == 0x80 { answer[2] &= ~0x20 }
+                return answer
+            }
+        }
+        let changed = AIPChange(refusesInternalAuthenticate: false)
+        let proven = try reader(changed).read()
+        #expect(proven.oda.offered == [.cda] && proven.oda.method == .dda && proven.oda.result == .verified, "\(proven.oda)")
+        #expect(changed.card.receivedInstructions.contains(0x88))
+        let clone = try reader(AIPChange(refusesInternalAuthenticate: true)).read()
+        #expect(clone.oda.method == .cda && clone.oda.result == .notVerified && clone.oda.reason?.contains("refused INTERNAL AUTHENTICATE") == true, "\(clone.oda)")
+    }
+
     @Test("a replayed fDDA answer (signed for another unpredictable number) fails")
     func replayed() throws {
         let card = PaymentCardModel(.visa)
