@@ -20,6 +20,23 @@ extension CardManager {
             }
         }
         try deleteUnchecked(aid: aid, related: related)
+        // The registry read again shows it gone, and with --deps what depended on it.
+        try confirm("DELETE \(aid.hexString)") { entries in
+            !entries.contains { $0.aid == aid || (related && $0.loadFile == aid) }
+        }
+    }
+
+    /// Whether this session's answers carry an R-MAC (SCP03, or SCP02 with R-MAC in the level):
+    /// only then does an answer prove the card gave it. Below, a keyless man in the middle can
+    /// answer 90 00 to a change the card never saw, and the registry read after it as well.
+    public var answersAuthenticated: Bool { secureChannel?.level.contains(.rMAC) ?? false }
+
+    /// A change's 90 00 is not its proof: the registry is read again and must show it (issue 52).
+    /// One that does not is reported as not done, never as done.
+    func confirm(_ change: String, _ shows: ([RegistryEntry]) -> Bool) throws {
+        guard shows(try registry()) else {
+            throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry read again does not show it: not done")
+        }
     }
 
     /// DELETE without the registry check: a partial load file, which the registry does not list.
@@ -41,6 +58,9 @@ extension CardManager {
         guard answer.statusWord == .success else {
             throw GlobalPlatformError(.refused, "SET STATUS \(aid.hexString) refused: \(answer.statusWord.hex)", statusWord: answer.statusWord)
         }
+        try confirm("SET STATUS \(aid.hexString) (\(locked ? "lock" : "unlock"))") { entries in
+            entries.contains { $0.aid == aid && $0.isLocked == locked }
+        }
     }
 
     /// Locks the card (CARD_LOCKED, §5.1.1.4): only the ISD can be selected until it is unlocked.
@@ -48,6 +68,9 @@ extension CardManager {
         let answer = try send(CommandAPDU(cla: 0x80, ins: 0xF0, p1: 0x80, p2: 0x7F))
         guard answer.statusWord == .success else {
             throw GlobalPlatformError(.refused, "SET STATUS (card lock) refused: \(answer.statusWord.hex)", statusWord: answer.statusWord)
+        }
+        try confirm("SET STATUS (card lock)") { entries in
+            entries.contains { $0.kind == .issuerSecurityDomain && $0.isLocked }
         }
     }
 }

@@ -27,8 +27,40 @@ final class ReplacingChannel: CardChannel {
     func count(_ ins: UInt8) -> Int { sent.filter { $0.count > 1 && $0[1] == ins }.count }
 }
 
+/// A keyless man in the middle who answers one instruction himself: the card never sees it.
+final class SwallowingChannel: CardChannel {
+    let inner: EmulatedChannel
+    let instruction: UInt8
+    init(_ card: CardManagerModel, swallowing instruction: UInt8) {
+        inner = EmulatedChannel(card: card)
+        self.instruction = instruction
+    }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        command.count > 1 && command[1] == instruction ? [0x90, 0x00] : try inner.transmit(command)
+    }
+    var supportsExtendedLength: Bool { inner.supportsExtendedLength }
+}
+
 @Suite("GlobalPlatform review mends (issue 52)")
 struct ReviewMendTests {
+    @Test("DELETE and SET STATUS answered 90 00 by a middle who never passed them on: not reported done, the card unchanged", arguments: [UInt8(0xE4), 0xF0])
+    func changeNotPassedOnIsNotDone(_ ins: UInt8) throws {
+        let card = CardManagerModel(.scp03)
+        let installer = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card)))
+        try installer.authenticate(keys: .testKeys)
+        try installer.install(try CAPFileTests.fixture("kaoh-helloworld.cap"))
+        let manager = CardManager(transport: APDUTransport(channel: SwallowingChannel(card, swallowing: ins)))
+        try manager.authenticate(keys: .testKeys, level: .cMAC)
+        let before = try manager.registry()
+        let target = try #require(before.first { $0.kind == .application && !$0.isLocked })
+        #expect(throws: GlobalPlatformError.self) {
+            if ins == 0xE4 { try manager.delete(aid: target.aid) } else { try manager.setLocked(aid: target.aid, true) }
+        }
+        let honest = CardManager(transport: APDUTransport(channel: EmulatedChannel(card: card)))
+        try honest.authenticate(keys: .testKeys)
+        #expect(try honest.registry().first { $0.aid == target.aid }?.isLocked == false, "the card still holds it, unlocked")
+    }
+
     @Test("a 6C00 in place of the answer: EXTERNAL AUTHENTICATE, PUT KEY and DELETE reach the card once", arguments: [UInt8(0x82), 0xD8, 0xE4])
     func sixCeeNeverResends(_ ins: UInt8) throws {
         let card = CardManagerModel(.scp03)

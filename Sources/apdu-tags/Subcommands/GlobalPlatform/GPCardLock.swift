@@ -21,12 +21,12 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 guard yes else { throw Failure(.refused, "card-lock locks the whole card: add --yes to do it") }
-                let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
+                let (reader, authenticated) = try withCardManager(readerOptions, traceOptions) { name, manager in
                     try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
                     try manager.lockCard()
-                    return name
+                    return (name, manager.answersAuthenticated)
                 }
-                Terminal.print("\(Terminal.safe(reader)): card locked (CARD_LOCKED)")
+                Terminal.print("\(Terminal.safe(reader)): card locked (CARD_LOCKED) \(confirmationNote(authenticated))")
             }
         }
     }

@@ -27,22 +27,22 @@ extension APDUCommand {
         func run() throws {
             try reportingFailures {
                 let target = try parseAID(aid, "the AID")
-                let (reader, related) = try withCardManager(readerOptions, traceOptions) { name, manager in
+                let (reader, related, authenticated) = try withCardManager(readerOptions, traceOptions) { name, manager in
                     try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
                     let entries = try manager.registry()
                     if entries.contains(where: { $0.aid == target }) || target == manager.isdAID {
                         try manager.delete(aid: target, related: deps)
-                        return (name, deps)
+                        return (name, deps, manager.answersAuthenticated)
                     }
                     // Not in the registry: perhaps the partial load file of an interrupted install,
                     // deleted alone (so the output does not claim what depends on it went too).
                     try manager.deleteUnchecked(aid: target, related: false)
-                    return (name, false)
+                    return (name, false, manager.answersAuthenticated)
                 }
                 if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("deleted", .hex(target)), ("deps", .bool(related))]).serialized)
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("deleted", .hex(target)), ("deps", .bool(related)), ("answersAuthenticated", .bool(authenticated))]).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): deleted \(target.hexString)\(related ? " and what depends on it" : "")")
+                    Terminal.print("\(Terminal.safe(reader)): deleted \(target.hexString)\(related ? " and what depends on it" : "") \(confirmationNote(authenticated))")
                 }
             }
         }

@@ -27,11 +27,18 @@ extension APDUCommand {
 func setLockState(locked: Bool, aid: String, keys: GPKeyOptions, readerOptions: ReaderOptions, traceOptions: TraceOptions) throws {
     try reportingFailures {
         let target = try parseAID(aid, "the AID")
-        let reader = try withCardManager(readerOptions, traceOptions) { name, manager in
+        let (reader, authenticated) = try withCardManager(readerOptions, traceOptions) { name, manager in
             try manager.authenticate(keys: keys.staticKeys, level: keys.securityLevel)
             try manager.setLocked(aid: target, locked)
-            return name
+            return (name, manager.answersAuthenticated)
         }
-        Terminal.print("\(Terminal.safe(reader)): \(locked ? "locked" : "unlocked") \(target.hexString)")
+        Terminal.print("\(Terminal.safe(reader)): \(locked ? "locked" : "unlocked") \(target.hexString) \(confirmationNote(authenticated))")
     }
+}
+
+/// What backs a change's report: the registry read again after it, and whether the card's
+/// answers carried an R-MAC (below it, a man in the middle could have answered both).
+func confirmationNote(_ authenticated: Bool) -> String {
+    authenticated ? "(the registry read again shows it; the answers carry an R-MAC)"
+        : "(the registry read again shows it; the answers carry no R-MAC at this security level, so a man in the middle could have forged both)"
 }
