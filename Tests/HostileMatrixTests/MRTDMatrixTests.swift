@@ -27,6 +27,13 @@ struct MRTDMatrixTests {
     static let comAsText = specimen({ $0.comTagListAsText = true }, name: "EF.COM as text")
     /// A BAC-only document: no EF.CardAccess, no PACEInfo in DG14.
     static let bacOnly = specimen({ $0.pace = [] }, name: "BAC only")
+    /// A CAM-only document: EF.CardAccess and DG14 list PACE-CAM and Generic Mapping, the chip
+    /// authentication key only in EF.CardSecurity, no DG15.
+    static let camOnly = specimen({
+        $0.pace = [.init(mapping: .chipAuthenticationECDH, cipher: .aes128, parameterID: 13), .init(mapping: .genericECDH, cipher: .aes128, parameterID: 13)]
+        $0.chipAuthenticationKeyInDG14 = false
+        $0.activeAuthentication = nil
+    }, name: "PACE-CAM only")
 
     static func mrzKey(_ s: MRTDSpecimen) -> MRTDAccessKey {
         let line = Array(s.mrz[1])
@@ -88,6 +95,11 @@ struct MRTDMatrixTests {
             "read BAC-only chip": read("BAC-only chip", { bacOnly }, expectVerdict: true, chip: { $0.accessControl = .bac }),
             // A chip that hides EF.CardAccess while its signed DG14 lists PACE: a downgrade (issue 48).
             "read card-access-withheld": read("card-access-withheld", { standard }, expectVerdict: false, chip: { $0.accessControl = .bac }),
+            "read PACE-CAM only": read("PACE-CAM only", { camOnly }, expectVerdict: true),
+            // A clone of a CAM-only document offering Generic Mapping in its EF.CardAccess: the
+            // proof DG14 lists was stripped (review of issue 48).
+            "read cam-stripped": read("cam-stripped", { camOnly }, expectVerdict: false,
+                                      document: { $0.files[.cardAccess] = MRTDMatrixTests.standard.document.files[.cardAccess] }),
             // Hostile chips (issue 48 §1): none may be called genuine.
             "read sod-lists-missing-dg11": read("sod-lists-missing-dg11", { standard }, expectVerdict: false, document: { $0.files[.dataGroup(11)] = nil }),
             "read sod-lists-missing-dg2": read("sod-lists-missing-dg2", { standard }, expectVerdict: false, document: { $0.files[.dataGroup(2)] = nil }),

@@ -119,6 +119,72 @@ struct AccessInteropTests {
         #expect(asked.accessDowngrade == nil && asked.verify(trust: specimen.trust, at: Self.now).genuine)
     }
 
+    /// A CAM-only document: EF.CardAccess and DG14 list PACE-CAM and Generic Mapping, the chip
+    /// authentication key is only in EF.CardSecurity, no DG15.
+    static var camOnly: MRTDSpecimen {
+        Specimens.named("PACE-CAM only") {
+            $0.pace = [.init(mapping: .chipAuthenticationECDH, cipher: .aes128, parameterID: 13), .init(mapping: .genericECDH, cipher: .aes128, parameterID: 13)]
+            $0.chipAuthenticationKeyInDG14 = false
+            $0.activeAuthentication = nil
+        }
+    }
+
+    /// The CAM-only document behind an EF.CardAccess offering Generic Mapping only: what a clone
+    /// serves, and what a keyless man in the middle makes of the genuine chip's.
+    static func camStripped(_ specimen: MRTDSpecimen) -> MRTDDocument {
+        var document = specimen.document
+        document.files[VirtualCard.MRTDFile.cardAccess] = Specimens.standard.document.files[VirtualCard.MRTDFile.cardAccess]
+        return document
+    }
+
+    @Test("a CAM-only document (key in EF.CardSecurity) whose EF.CardAccess lost PACE-CAM (review of issue 48): the read is downgraded and not genuine under auto, PACE and the BAC fallback; BAC asked for leaves the proof not asked for; the genuine chip proves itself")
+    func chipAuthenticationMappingStripped() throws {
+        let specimen = Self.camOnly
+        let dg14 = try SecurityInfos(dg14: try #require(specimen.bytes("DG14")))
+        #expect(dg14.chipAuthenticationPublicKeyInfos.isEmpty && dg14.paceInfos.contains { $0.mapping == .chipAuthentication })
+
+        let genuine = try Rig(specimen).reader.readDocument(key: specimen.mrzKey)
+        #expect(genuine.access.pace?.mapping == .chipAuthentication && genuine.accessDowngrade == nil, "\(genuine.access)")
+        #expect(genuine.chipAuthentication.status == .verified && genuine.chipAuthentication.keyFromCardSecurity, "\(genuine.chipAuthentication)")
+        #expect(genuine.verify(trust: specimen.trust, at: Self.now).genuine)
+
+        var pace = MRTDReadRequest()
+        pace.access = .pace
+        for request in [MRTDReadRequest(), pace] {
+            let read = try Rig(document: Self.camStripped(specimen)).reader.readDocument(key: specimen.mrzKey, request: request)
+            #expect(read.access.pace?.mapping == .generic, "\(read.access)")
+            #expect(read.accessDowngrade?.hasPrefix("downgraded to PACE ECDH Generic Mapping without PACE-CAM:") == true, "\(read.accessDowngrade ?? "none")")
+            #expect(read.chipAuthentication.method == .chipAuthenticationMapping && read.chipAuthentication.offered
+                    && read.chipAuthentication.status == .failed, "\(read.chipAuthentication)")
+            let report = read.verify(trust: specimen.trust, at: Self.now)
+            #expect(report.dataGenuine && !report.chipGenuine && !report.genuine && report.chipProofOffered, "\(report.failures)")
+            #expect(report.failures.contains { $0.contains("without PACE-CAM") }, "\(report.failures)")
+        }
+
+        // PACE-CAM refused (the chip takes the CAN only for PACE), BAC allowed after it: the proof is lost all the same.
+        let fallback = try Rig(specimen, { $0.pacePasswords = [.can] }, options: { $0.allowBACFallback = true }).reader.readDocument(key: specimen.mrzKey)
+        #expect(fallback.access.fellBackToBAC && fallback.accessDowngrade?.contains("offered it, but PACE failed") == true, "\(fallback.accessDowngrade ?? "none")")
+        #expect(!fallback.verify(trust: specimen.trust, at: Self.now).genuine)
+
+        // BAC asked for: no downgrade, and no "offers no proof" either: PACE-CAM was not asked for.
+        var bac = MRTDReadRequest()
+        bac.access = .bac
+        let asked = try Rig(specimen).reader.readDocument(key: specimen.mrzKey, request: bac)
+        #expect(asked.accessDowngrade == nil && asked.chipAuthentication.offered && !asked.chipAuthentication.requested, "\(asked.chipAuthentication)")
+        let askedReport = asked.verify(trust: specimen.trust, at: Self.now)
+        #expect(askedReport.dataGenuine && !askedReport.genuine && askedReport.unprovenChipProofs.isEmpty, "\(askedReport.failures)")
+
+        // Another proof that held (active authentication with DG15) proves the chip: no downgrade.
+        let withAA = Specimens.named("PACE-CAM only, AA") {
+            $0.pace = [.init(mapping: .chipAuthenticationECDH, cipher: .aes128, parameterID: 13), .init(mapping: .genericECDH, cipher: .aes128, parameterID: 13)]
+            $0.chipAuthenticationKeyInDG14 = false
+            $0.activeAuthentication = .ecdsa(parameterID: 12)
+        }
+        let proven = try Rig(document: Self.camStripped(withAA)).reader.readDocument(key: withAA.mrzKey)
+        #expect(proven.access.pace?.mapping == .generic && proven.activeAuthentication.status == .verified && proven.accessDowngrade == nil, "\(proven.activeAuthentication)")
+        #expect(proven.verify(trust: withAA.trust, at: Self.now).genuine)
+    }
+
     @Test("a PACE-only chip: auto runs PACE; BAC forced is refused by the chip")
     func paceOnlyChip() throws {
         let specimen = Specimens.standard

@@ -167,10 +167,13 @@ public struct MRTDDocumentRead: Sendable {
     public var activeAuthentication: ChipProof
     /// Exchanges and bytes of the whole read.
     public var statistics: MRTDReadStatistics
-    /// Why the access was downgraded, when it was: under `.auto` a session opened with BAC
-    /// because EF.CardAccess offered no PACE, while DG14 (signed in EF.SOD) lists a PACEInfo
-    /// this reader can run. EF.CardAccess is unsigned and anyone in the middle can withhold it;
-    /// DG14 repeats its SecurityInfos (ICAO 9303 Part 11 §9.2.11), which tells. Nil otherwise.
+    /// Why the access was downgraded, when it was; it begins `downgraded to …:`. Under `.auto`
+    /// a session opened with BAC because EF.CardAccess offered no PACE, while DG14 (signed in
+    /// EF.SOD) lists a PACEInfo this reader can run. Or, unless BAC was asked for or chip
+    /// authentication left out, DG14 lists PACE with Chip Authentication Mapping (the chip's
+    /// proof) and no session of the read ran it, while no other proof of the chip held: PACE-CAM
+    /// was stripped. EF.CardAccess is unsigned and anyone in the middle can withhold or change
+    /// it; DG14 repeats its SecurityInfos (ICAO 9303 Part 11 §9.2.11), which tells. Nil otherwise.
     public var accessDowngrade: String?
 
     /// Decodes the files and runs passive authentication against `trust` at `time`.
@@ -430,6 +433,38 @@ extension MRTDReader {
             downgrade = "downgraded to BAC: DG14 lists PACE (\(offer)), but EF.CardAccess \(why); "
                 + "the chip was opened with BAC, which a man in the middle withholding EF.CardAccess brings about (ICAO 9303 Part 11 §9.2.11)"
         }
+        // A chip proof stripped: the signed DG14 lists PACE-CAM, the chip's proof that it is the
+        // document's own (a CAM-only chip keeps its key in EF.CardSecurity, not DG14), but no
+        // session of this read ran it (Generic or Integrated Mapping, or BAC), and no other proof
+        // of the chip held. EF.CardAccess is unsigned: a clone, or a keyless man in the middle
+        // leaving PACE-CAM out of it, had ended in "the document offers no proof of its chip",
+        // genuine (review of issue 48). BAC asked for cannot run PACE-CAM: the proof is then not
+        // asked for, as with chip authentication left out; no access is downgraded.
+        if let signed = dg14, let cam = Self.chipAuthenticationMappingOffer(signed), chipProof.method != .chipAuthenticationMapping,
+           chipProof.status != .verified, activeProof.status != .verified {
+            let last = self.access ?? result
+            let ran = last.pace.map { "PACE \($0.info.keyAgreement) \($0.info.mapping)" } ?? "BAC"
+            if request.access == .bac || !request.chipAuthentication {
+                if !chipProof.offered {
+                    chipProof = .notAsked(.chipAuthenticationMapping, request.access == .bac
+                        ? "DG14 lists PACE-CAM (\(cam)), which only PACE runs, and BAC was asked for"
+                        : "not asked for (DG14 lists PACE-CAM: \(cam))")
+                }
+            } else {
+                let offered = cardAccess.flatMap { Self.chipAuthenticationMappingOffer($0) } != nil
+                let why = dump.cardAccess == nil ? "was not given" : offered ? "offered it, but PACE failed" : "did not offer it"
+                if downgrade == nil {
+                    downgrade = "downgraded to \(ran) without PACE-CAM: DG14 lists \(cam), the chip's proof that it is the document's own, "
+                        + "but EF.CardAccess \(why) and no other proof of the chip held; "
+                        + "a copy of the data on another chip, or a man in the middle leaving PACE-CAM out of EF.CardAccess, does this"
+                }
+                if !chipProof.offered {
+                    chipProof = ChipProof(method: .chipAuthenticationMapping, status: .failed, offered: true,
+                                          reason: "DG14 lists PACE-CAM, but the chip was opened with \(ran) and gave no proof of its own: "
+                                            + "EF.CardAccess \(why)")
+                }
+            }
+        }
         var used = statistics
         used.exchanges -= start.exchanges
         used.bytesSent -= start.bytesSent
@@ -443,6 +478,12 @@ extension MRTDReader {
     }
 
     private func method(of result: MRTDAccessResult) -> MRTDAccessMethod { result.pace != nil ? .pace : .bac }
+
+    /// A PACEInfo with Chip Authentication Mapping among `infos` that this reader can run (its
+    /// domain parameters build), nil when there is none.
+    static func chipAuthenticationMappingOffer(_ infos: SecurityInfos) -> PACEInfo? {
+        infos.paceInfos.first { $0.mapping == .chipAuthentication && (try? infos.domainParameters(for: $0)) != nil }
+    }
 
     /// Chip authentication after DG14, or PACE-CAM's proof checked against DG14's key.
     private func proveChip(dg14 decoded: Result<SecurityInfos, MRTDProtocolError>, access: MRTDAccessResult, request: MRTDReadRequest,

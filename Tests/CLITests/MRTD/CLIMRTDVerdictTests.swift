@@ -50,6 +50,51 @@ struct CLIMRTDVerdictTests {
         }
     }
 
+    @Test("a CAM-only passport (DG14 lists PACE-CAM, its key in EF.CardSecurity) behind an EF.CardAccess offering Generic Mapping only: PACE-CAM stripped, not genuine, exit 65; the chip as issued is genuine; --access bac leaves the proof not asked for, exit 0")
+    func chipAuthenticationMappingStripped() async throws {
+        let cam = CLIMRTDSpecimens.named("PACE-CAM only") {
+            $0.pace = [MRTDSpecimen.PACEOffer(mapping: .chipAuthenticationECDH, cipher: .aes128, parameterID: 13),
+                       MRTDSpecimen.PACEOffer(mapping: .genericECDH, cipher: .aes128, parameterID: 13)]
+            $0.chipAuthenticationKeyInDG14 = false
+            $0.activeAuthentication = nil
+        }
+        let trust = try cam.trustFolder()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        func read(_ reader: String, _ extra: [String] = []) throws -> CommandResult {
+            try runAPDU(["mrtd", "read", "-r", reader, "--mrz", cam.mrzText, "--trust", trust, "--json"] + extra)
+        }
+        try await withInsertedCard(MRTDChip(document: cam.document)) { inserted in
+            let j = try read(inserted.reader)
+            #expect(j.status == 0 && j.document["genuine"] as? Bool == true && j.document["accessDowngrade"] is NSNull, "\(j.stdout)\(j.stderr)")
+            #expect(j.document.object("access").string("mapping") == "Chip Authentication Mapping", "\(j.stdout)")
+            #expect(j.document.object("chipAuthentication").string("method") == "chipAuthenticationMapping", "\(j.stdout)")
+        }
+        // A clone (or a keyless middle) serves an EF.CardAccess with Generic Mapping only: unsigned, and DG14 tells.
+        var stripped = cam.document
+        stripped.files[.cardAccess] = specimen.document.files[.cardAccess]
+        try await withInsertedCard(MRTDChip(document: stripped)) { inserted in
+            let j = try read(inserted.reader)
+            #expect(j.status == 65 && j.stderr.split(separator: "\n").count == 1 && j.stderr.contains("without PACE-CAM"), "\(j.status) \(j.stderr)")
+            #expect(j.document.object("access").string("mapping") == "Generic Mapping", "\(j.stdout)")
+            #expect(j.document.string("accessDowngrade")?.hasPrefix("downgraded to PACE ECDH Generic Mapping without PACE-CAM: DG14 lists") == true, "\(j.stdout)")
+            #expect(j.document["genuine"] as? Bool == false && j.document["chipGenuine"] as? Bool == false && j.document["dataGenuine"] as? Bool == true, "\(j.stdout)")
+            let proof = j.document.object("chipAuthentication")
+            #expect(proof.string("method") == "chipAuthenticationMapping" && proof.string("status") == "failed" && proof["offered"] as? Bool == true, "\(proof)")
+            let text = try runAPDU(["mrtd", "read", "-r", inserted.reader, "--mrz", cam.mrzText, "--trust", trust])
+            #expect(text.status == 65 && text.stdout.contains("access      downgraded to PACE ECDH Generic Mapping without PACE-CAM"), "\(text.stdout)")
+            #expect(!text.stdout.contains("✓ genuine") && !text.stdout.contains("offers no proof of its chip"), "\(text.stdout)")
+            #expect(text.stdout.contains("✗ NOT genuine: the access was downgraded to PACE ECDH Generic Mapping without PACE-CAM"), "\(text.stdout)")
+            let pace = try read(inserted.reader, ["--access", "pace"])
+            #expect(pace.status == 65 && pace.document.string("accessDowngrade") != nil, "\(pace.stdout)\(pace.stderr)")
+            // BAC asked for cannot run PACE-CAM: no downgrade, the proof not asked for, not genuine, exit 0.
+            let bac = try read(inserted.reader, ["--access", "bac"])
+            #expect(bac.status == 0 && bac.document["accessDowngrade"] is NSNull && bac.document["genuine"] as? Bool == false, "\(bac.stdout)\(bac.stderr)")
+            let notAsked = bac.document.object("chipAuthentication")
+            #expect(notAsked.string("method") == "chipAuthenticationMapping" && notAsked["offered"] as? Bool == true
+                    && notAsked.string("reason")?.contains("BAC was asked for") == true, "\(bac.stdout)")
+        }
+    }
+
     @Test("a keyless middle answers READ BINARY of listed groups with a bare 6A 82 or 69 82: not genuine, exit 65, the groups named",
           arguments: [([1, 2], [UInt8]([0x6A, 0x82])), ([1, 2], [0x69, 0x82]), ([11], [0x69, 0x82]), ([11], [0x6A, 0x82])])
     func withheldListedGroups(_ groups: [Int], _ answer: [UInt8]) async throws {

@@ -123,6 +123,10 @@ public struct MRTDSpecimen: Sendable {
         /// DG14 present (with chip authentication or active authentication to describe). Off:
         /// a PACE-CAM document whose chip authentication key is only in EF.CardSecurity.
         public var includesDG14 = true
+        /// DG14 holds the chip authentication key (and its ChipAuthenticationInfo). Off, with
+        /// PACE-CAM offered: a CAM-only document whose DG14 lists the PACEInfos (and any active
+        /// authentication info) but whose key is only in EF.CardSecurity.
+        public var chipAuthenticationKeyInDG14 = true
         /// Hostile profile (issue 48): DG14's ChipAuthenticationPublicKeyInfo holds a key on a
         /// curve over a binary field (sect163k1, spelled out), which no eMRTD reader here parses.
         /// The chip keeps its real key; EF.SOD signs the DG14 as written.
@@ -228,7 +232,8 @@ public struct MRTDSpecimen: Sendable {
         }
         if !paceInfos.isEmpty { files[.cardAccess] = DER.set(of: paceInfos) }
         if options.includesDG14 && (!caInfos.isEmpty || !aaInfo.isEmpty) {
-            files[.dataGroup(14)] = DER.element(0x6E, DER.set(of: caInfos + paceInfos + aaInfo))
+            let dg14Keys = options.chipAuthenticationKeyInDG14 ? caInfos : []
+            files[.dataGroup(14)] = DER.element(0x6E, DER.set(of: dg14Keys + paceInfos + aaInfo))
         }
         if let aaKey { files[.dataGroup(15)] = DER.element(0x6F, aaKey.subjectPublicKeyInfo()) }
 

@@ -29,7 +29,8 @@ extension APDUCommand {
                 without --allow-bac-fallback, no face with --face); 64 usage; 65 not proven genuine (a hash, the \
                 signature, the chain, chip or active authentication failed; a data group EF.SOD lists, or DG1 or DG2, was \
                 withheld (only DG3/DG4 refused with 69 82 are excused); a proof the document offers was withheld, refused, \
-                unusable or could not finish; EF.CardSecurity's signature did not verify for PACE-CAM); 69 no reader or \
+                unusable or could not finish; EF.CardSecurity's signature did not verify for PACE-CAM; the access downgraded: \
+                BAC while the signed DG14 lists PACE, or no PACE-CAM while DG14 lists it and no other proof held); 69 no reader or \
                 card; 74 card removed or I/O. --data-groups reads the groups named, listed in EF.COM or not.
                 """)
 

@@ -154,7 +154,8 @@ struct MRTDView {
         if passive.signature.status != .verified { why.append("the signature is \(passive.signature.status == .failed ? "wrong" : "not checked")") }
         if passive.chain.status != .verified { why.append(passive.chain.status == .failed ? "the chain to a CSCA does not hold" : "the chain to a CSCA is not checked\(trustGiven ? "" : " (no --trust)")") }
         if !report.withheldDataGroups.isEmpty { why.append("the chip withheld \(Self.groups(report.withheldDataGroups))") }
-        if report.accessDowngrade != nil { why.append("the access was downgraded to BAC (DG14 lists PACE)") }
+        // The downgrade's first clause: "downgraded to BAC", "downgraded to PACE ECDH Generic Mapping without PACE-CAM".
+        if let downgrade = report.accessDowngrade { why.append("the access was \(Terminal.safe(String(downgrade.prefix { $0 != ":" })))") }
         let proofs = [report.chipAuthentication, report.activeAuthentication]
         if proofs.contains(where: { $0.status == .failed }) { why.append("the chip failed to prove it is the document's own") }
         else if report.chipProofOffered && !report.chipGenuine { why.append(report.live ? "the chip did not prove it is the document's own" : "the chip cannot prove itself offline") }
