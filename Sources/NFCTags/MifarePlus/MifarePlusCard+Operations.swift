@@ -173,8 +173,12 @@ extension MifarePlusCard {
             } catch {
                 if index == 0 && progress == .answered { throw error }
                 let inFlight = progress == .mayHaveRun ? " (and perhaps \(MifarePlusBlockNumber.words(entry.number)), in flight)" : ""
+                // Only the keys the card accepted count as written: those it answered 09 to are
+                // named (review of issue 48: "the first 80 written" with 16 of them answered 09).
+                let accepted = index - skipped.count
+                let refused = skipped.isEmpty ? "" : "; the card answered 09 (no such block) to \(MifarePlusBlockNumber.span(skipped)), not written"
                 throw MifarePlusInterrupted(operation: "WritePerso of \(MifarePlusBlockNumber.words(entry.number)) (\(index + 1) of \(keys.keys.count))",
-                                            state: "the card is still in SL0 (CommitPerso was not sent) with the first \(index) of the keys written\(inFlight); WritePerso can be repeated, so to finish run: \(again)",
+                                            state: "the card is still in SL0 (CommitPerso was not sent) with \(accepted) key\(accepted == 1 ? "" : "s") written\(inFlight)\(refused); WritePerso can be repeated, so to finish run: \(again)",
                                             underlying: error)
             }
         }
@@ -195,6 +199,37 @@ extension MifarePlusCard {
             throw error
         }
         return skipped
+    }
+
+    /// After CommitPerso and a re-activation of the card (a reset: the level CommitPerso sets
+    /// holds from the next activation), the level the card shows, as `apdu plus info` finds it:
+    /// the WritePerso probe (block 9090, which exists on no card, so nothing is written), and for
+    /// SL3, when `masterKey` (the 9000 key written) is known, AuthenticateFirst with it, which
+    /// only a card holding that key in SL3 can answer. CommitPerso's own `90` carries no MAC in
+    /// SL0: anyone between the tool and the card can say it (review of issue 48).
+    /// - Returns: how the level was shown, in words.
+    /// - Throws: `.status` when the card is still in SL0 (CommitPerso did not take) or shows
+    ///   another level; `.authenticationFailed` when it refuses the 9000 key.
+    public static func confirmCommit(to commit: MifarePlusSecurityLevel, transport: APDUTransport, atr: [UInt8], masterKey: MifarePlusKey?) throws -> String {
+        let card: MifarePlusCard, id: MifarePlusIdentity
+        do { (card, id) = try identify(transport, atr: atr) } catch let e as MifarePlusError where e.kind == .wrongCard && commit == .sl1 {
+            // An S or X in SL1 shows only a Classic's face, which it did not show in SL0.
+            guard let name = (try? ATR(bytes: atr))?.storageCard?.cardName else { throw e }
+            return "the reader now names a storage card \(Hex.encode([UInt8(name >> 8), UInt8(name & 0xFF)])) (a MIFARE Classic's face: SL1)"
+        }
+        guard id.level == commit else {
+            if id.level == .sl0 {
+                throw MifarePlusError(.status, "the card is still in SL0 after re-activation (the WritePerso probe answered 09: WritePerso is open): CommitPerso did not take, whatever its answer said; run the same command again", status: .invalidBlockNumber)
+            }
+            throw MifarePlusError(.status, "after re-activation the card shows \(id.level.map { "\($0)" } ?? "no security level") rather than \(commit): CommitPerso is unconfirmed; apdu plus info tells")
+        }
+        guard commit == .sl3 else { return "\(id.evidence.first { $0.claim.hasPrefix("security level") }?.evidence ?? "the card's answers")" }
+        guard let masterKey else { return "the WritePerso probe answered 0B (no key given to authenticate with)" }
+        do { try card.authenticate(MifarePlusBlockNumber.cardMasterKey, key: masterKey) } catch let e as MifarePlusError where e.kind == .authenticationFailed {
+            throw MifarePlusError(.authenticationFailed, "after re-activation the card does not authenticate with the 9000 key just written (\(e.message)): CommitPerso to SL3 is unconfirmed; apdu plus info tells", status: e.status)
+        }
+        card.forgetSession()
+        return "the WritePerso probe answered 0B and the card authenticated with the 9000 key written"
     }
 
     /// The sectors (of `sectors`) whose key A or B is not in `given`, in words: "sector 1 (key B),

@@ -181,6 +181,53 @@ struct CLIMifarePlusVerdictTests {
         #expect(card.level == .sl3, "the card did commit")
     }
 
+    /// A keyless man in the middle: answers `answer` to the frames `forges` picks and keeps them
+    /// from the card; passes every other frame on.
+    final class AnswerForger: EmulatedCard, @unchecked Sendable {
+        let card: any EmulatedCard
+        let forges: @Sendable ([UInt8]) -> Bool
+        let answer: [UInt8]
+        init(_ card: any EmulatedCard, answer: [UInt8], forging: @escaping @Sendable ([UInt8]) -> Bool) {
+            self.card = card
+            self.answer = answer
+            self.forges = forging
+        }
+        var atr: [UInt8] { card.atr }
+        func reset() { card.reset() }
+        func process(_ apdu: [UInt8]) -> [UInt8] { forges(apdu) ? answer : card.process(apdu) }
+    }
+
+    @Test("CommitPerso a keyless middle answers 90 without passing it on: checked after re-activation, the card is still in SL0; exit 1, no level claimed", arguments: [false, true])
+    func commitPersoForged(_ json: Bool) async throws {
+        let card = MifarePlusModel(.ev1, level: .sl0)
+        let mitm = AnswerForger(card, answer: [0x90]) { $0.first == 0xAA }
+        try await withInsertedCard(mitm) { inserted in
+            let r = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl3", "--yes", "-r", inserted.reader] + (json ? ["--json"] : []))
+            #expect(r.status == 1 && r.stderr.contains("still in SL0") && r.stderr.contains("CommitPerso did not take"), "\(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1 && r.stdout.isEmpty && !r.stderr.contains(Self.keyHex), "nothing claimed: \(r.stdout) \(r.stderr)")
+            let info = try runAPDU(["plus", "info", "-r", inserted.reader])
+            #expect(info.stdout.contains("in SL0"), "\(info.stdout)")
+        }
+        #expect(card.level == .sl0 && !card.frames.contains { $0.first == 0xAA }, "CommitPerso never reached the card")
+        let probes = card.frames.filter { $0.count > 2 && $0[0] == 0xA8 && $0[1] == 0x90 && $0[2] == 0x90 }
+        #expect(probes.count == 3, "the WritePerso probe before, after re-activation, and plus info's: \(probes.count)")
+    }
+
+    @Test("WritePerso cut after keys an S answered 09 to: only the keys it accepted count as written, and those answered 09 are named")
+    func cutAfterAbsentSectors() async throws {
+        let card = MifarePlusModel(.s, level: .sl0)
+        // 9001 kept from the card, a reader's 67 00 in its place: the run stops there.
+        let mitm = AnswerForger(card, answer: [0x67, 0x00]) { $0.count > 2 && $0[0] == 0xA8 && $0[1] == 0x01 && $0[2] == 0x90 }
+        try await withInsertedCard(mitm) { inserted in
+            let r = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl1", "--yes", "-r", inserted.reader])
+            let written = card.personalized.count
+            #expect(written == 65, "4000-403F and 9000")
+            #expect(r.status != 0 && r.stderr.contains("still in SL0") && r.stderr.contains("with \(written) keys written"), "\(r.status) \(r.stderr)")
+            #expect(r.stderr.contains("answered 09 (no such block) to 4040-404F (sectors 32-39), not written") && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        }
+        #expect(card.level == .sl0)
+    }
+
     /// Passes everything on; once the host has written `block` (UPDATE BINARY, FF D6), answers
     /// the next READ BINARY of it with `answer` (a man in the middle, or a write that did not take).
     final class ReadBackTamper: EmulatedCard, @unchecked Sendable {

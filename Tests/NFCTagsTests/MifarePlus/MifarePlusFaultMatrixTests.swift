@@ -91,7 +91,7 @@ struct MifarePlusFaultMatrixTests {
                 case let e as MifarePlusInterrupted where e.state.contains("still in SL0"):
                     #expect(model.level == .sl0)
                     let written = model.personalized.count
-                    let said = Int(e.state.split(separator: " ").drop { $0 != "first" }.dropFirst().first ?? "") ?? -1
+                    let said = Int(e.state.split(separator: " ").drop { $0 != "with" }.dropFirst().first ?? "") ?? -1
                     #expect(written == said || (e.state.contains("in flight") && written == said + 1), "cut \(k): \(e)")
                     // The same command again finishes it.
                     #expect(Self.cut(model, after: nil, .beforeExecution, operation) == nil)

@@ -2,9 +2,11 @@
 // the switch of an SL1 card to SL3.
 import APDUCommandLine
 import ArgumentParser
+import CardReaders
 import FoundationEssentials
 import ISO7816
 import NFCTags
+import PCSC
 
 extension MifarePlusSecurityLevel: ExpressibleByArgument {
     public init?(argument: String) {
@@ -86,8 +88,9 @@ extension APDUCommand {
                     try runSwitch()
                     return
                 }
-                let (reader, written, id) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr in
-                    let (card, id) = try MifarePlusCard.identify(transport, atr: atr)
+                let (reader, written, id, checked) = try readerOptions.withCard(transaction: true) { reader, pcsc in
+                    let transport = APDUTransport(channel: PCSCChannel(card: pcsc), observer: traceOptions.observer)
+                    let (card, id) = try MifarePlusCard.identify(transport, atr: try pcsc.atr())
                     guard id.level == .sl0 else {
                         throw Failure(.unexpected, "the card is \(id.summary): personalisation is for SL0 cards\(id.level == .sl1 ? " (--switch-sl3 takes an SL1 card to SL3)" : "")")
                     }
@@ -97,16 +100,28 @@ extension APDUCommand {
                     let skipped = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
                                                        confirmed: yes, keepingFactoryKeys: keepFactoryKeys, allowingAbsentSectors: allowAbsentSectors,
                                                        again: Self.sameCommand())
-                    return (reader, (keys.keys.count - skipped.count, skipped), id)
+                    guard let commit else { return (reader, (keys.keys.count - skipped.count, skipped), id, nil as String?) }
+                    // CommitPerso's 90 carries no MAC in SL0: anyone between the tool and the card
+                    // can say it. The card shows its level from its next activation: reset it and
+                    // look (review of issue 48: "in SL3" for a card a middle kept in SL0).
+                    do { try pcsc.reconnect(initialization: .reset) } catch {
+                        throw Failure(.ioError, "CommitPerso was answered 90, but the card could not be re-activated to check its level (\(Failure.reason(error))): the commit is unconfirmed; apdu plus info tells")
+                    }
+                    let again = APDUTransport(channel: PCSCChannel(card: pcsc), observer: traceOptions.observer)
+                    let masterKey = keys.keys.last { $0.number == MifarePlusBlockNumber.cardMasterKey }?.key
+                    let how = try MifarePlusCard.confirmCommit(to: commit, transport: again, atr: try pcsc.atr(), masterKey: masterKey)
+                    return (reader, (keys.keys.count - skipped.count, skipped), id, how)
                 }
                 // Keys the card had no block for are named, never left out in silence (issue 48).
                 let (count, notWritten) = written
                 if output.json {
+                    let checkedMember: [(String, JSON)] = checked.map { [("levelCheckedAfterReactivation", .string($0))] } ?? []
                     Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(count)),
                                                 ("keysNotWritten", .array(notWritten.map { .string(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)])) })),
-                                                ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]).serialized)
+                                                ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]
+                                               + checkedMember).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): wrote \(count) key\(count == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) from its next activation" } ?? "; the card stays in SL0 (no --commit)"))
+                    Terminal.print("\(Terminal.safe(reader)): wrote \(count) key\(count == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) (checked after re-activation: \(checked ?? ""))" } ?? "; the card stays in SL0 (no --commit)"))
                     if !notWritten.isEmpty {
                         Terminal.print("  not written (the card has no such block, 09; --allow-absent-sectors): \(MifarePlusBlockNumber.span(notWritten))")
                     }
