@@ -33,7 +33,8 @@ extension APDUCommand {
                 Keys: --key-file FILE (lines KEYNO HEX, KEYNO 4 hex digits, '#' comments), or --all-keys HEX for every \
                 sector key A and B and 9000-9003, as proxmark3's initp does (also from $APDU_MIFARE_PLUS_PERSO_KEY). \
                 WritePerso can be repeated: a card cut before CommitPerso stays in SL0, and the same command finishes it. \
-                --commit sl1|sl3 sends CommitPerso (S and X: SL1 only) and needs --yes; the tool refuses it unless 9000, \
+                --commit sl1|sl3 sends CommitPerso (S and X: SL1 only) and needs --yes, then resets the card and checks the \
+                level it shows (its 90 alone proves nothing; still in SL0: exit 1); the tool refuses it unless 9000, \
                 9001 and 9003 are among the keys, and refuses SL3 while sector keys stay at the factory value FF…FF (it \
                 names the sectors) unless --keep-factory-keys. On an S or X whose size nothing tells, keys of sectors 32-39 the \
                 card answers 09 (no such block) to are named and stop the run before CommitPerso (exit 1) unless \
