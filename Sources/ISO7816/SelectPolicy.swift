@@ -66,4 +66,11 @@ public struct SelectPolicy: Sendable, Hashable {
         guard command.ins == 0xA4, command.p1 == 0x04, command.cla & 0x80 == 0 else { return nil }
         return allows(command.data) ? nil : command.data
     }
+
+    /// The same for a command held as its encoding (`apdu script`'s and `send`'s APDUs, checked
+    /// before anything is sent); nil for bytes that are no command APDU.
+    public func refusal(forEncoded encoded: [UInt8]) -> [UInt8]? {
+        guard let command = try? CommandAPDU(bytes: encoded) else { return nil }
+        return refusal(for: command)
+    }
 }

@@ -77,7 +77,7 @@ extension APDUCommand {
                 let policy = try allowlist.policy()
                 if let policy {
                     for case let .apdu(encoded, _, line) in script.items {
-                        if let command = try? CommandAPDU(bytes: encoded), let aid = policy.refusal(for: command) {
+                        if let aid = policy.refusal(forEncoded: encoded) {
                             throw Failure(.refused, "line \(line): SELECT of AID \(aid.hexString) refused: not in the allowlist")
                         }
                     }

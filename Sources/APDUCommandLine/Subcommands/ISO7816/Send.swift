@@ -76,7 +76,7 @@ extension APDUCommand {
                 // Refuse the whole batch before connecting: nothing reaches the card.
                 if let policy {
                     for (i, encoded) in encodings.enumerated() {
-                        if let command = try? CommandAPDU(bytes: encoded), let aid = policy.refusal(for: command) {
+                        if let aid = policy.refusal(forEncoded: encoded) {
                             throw Failure(.refused, "APDU \(i + 1): SELECT of AID \(aid.hexString) refused: not in the allowlist")
                         }
                     }
