@@ -110,9 +110,13 @@ public final class CardManager {
     /// Opens a secure channel with `keys`. Before INITIALIZE UPDATE it reads the key
     /// information template and refuses a key version the card does not list; the card's
     /// cryptogram is checked before EXTERNAL AUTHENTICATE; nothing is retried.
-    /// - Parameter protocolVersion: the secure channel protocol asked for (2 or 3); a card whose
-    ///   recognition data names only others is refused before INITIALIZE UPDATE, one whose
-    ///   INITIALIZE UPDATE names another before EXTERNAL AUTHENTICATE. Nil: the card's.
+    /// - Parameters:
+    ///   - keys: the static keys (and their version) to open the channel with.
+    ///   - level: the security level asked for; nil for the highest the card offers.
+    ///   - protocolVersion: the secure channel protocol asked for (2 or 3); a card whose
+    ///     recognition data names only others is refused before INITIALIZE UPDATE, one whose
+    ///     INITIALIZE UPDATE names another before EXTERNAL AUTHENTICATE. Nil: the card's.
+    ///   - hostChallenge: for tests with published vectors; random otherwise.
     public func authenticate(keys: StaticKeys, level: SecurityLevel? = nil, protocolVersion: UInt8? = nil, hostChallenge: [UInt8]? = nil) throws {
         if isdAID == nil { try selectISD() }
         let held = try readKeyInformation()
