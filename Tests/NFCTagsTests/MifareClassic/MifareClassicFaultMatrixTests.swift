@@ -2,64 +2,8 @@ import Foundation
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
-
-/// What a reader sees on a MIFARE Classic NDEF card, from the memory alone (NXP AN10787 /
-/// AN1304, read independently of the library): sector 0's GPB with the DA bit, MAD1 (and MAD2)
-/// with their CRC, the first run of sectors with AID 03 E1, their data blocks in order, the
-/// first NDEF TLV.
-enum ReferenceClassic {
-    static func sectors(_ m: [UInt8]) -> Int { m.count == 320 ? 5 : m.count == 1024 ? 16 : m.count == 2048 ? 32 : 40 }
-    static func first(_ s: Int) -> Int { s < 32 ? s * 4 : 128 + (s - 32) * 16 }
-    static func dataBlocks(_ s: Int) -> Range<Int> { first(s)..<(first(s + 1) - 1) }
-
-    static func crc(_ bytes: ArraySlice<UInt8>) -> UInt8 {
-        var c: UInt8 = 0xC7
-        for b in bytes { c ^= b; for _ in 0..<8 { c = c & 0x80 != 0 ? (c << 1) ^ 0x1D : c << 1 } }
-        return c
-    }
-
-    /// The physical byte addresses of the NDEF area, in order; nil when there is no valid MAD.
-    static func area(_ m: [UInt8]) -> [Int]? {
-        let gpb = m[57]
-        guard gpb & 0x80 != 0, crc(m[17..<48]) == m[16] else { return nil }
-        var aids: [Int: [UInt8]] = [:]
-        for s in 1...15 { aids[s] = [m[16 + 2 * s], m[17 + 2 * s]] }
-        if gpb & 0x03 == 2, m.count > 1024 {
-            guard crc(m[1025..<1072]) == m[1024] else { return nil }
-            for s in 17...39 { aids[s] = [m[1024 + 2 * (s - 16)], m[1025 + 2 * (s - 16)]] }
-        }
-        var run: [Int] = []
-        for s in 1..<sectors(m) where s != 16 {
-            if aids[s] == [0x03, 0xE1] { run.append(s) } else if !run.isEmpty { break }
-        }
-        return run.flatMap { s in dataBlocks(s).flatMap { b in (b * 16)..<(b * 16 + 16) } }
-    }
-
-    static func read(_ m: [UInt8]) -> ReferenceType2.Reading {
-        guard let area = area(m) else { return .broken("no valid MAD") }
-        let bytes = area.map { m[$0] }
-        var p = 0
-        while p < bytes.count {
-            let tag = bytes[p]; p += 1
-            if tag == 0x00 { continue }
-            if tag == 0xFE { break }
-            guard p < bytes.count else { return .broken("TLV cut off") }
-            var length = Int(bytes[p]); p += 1
-            if length == 0xFF {
-                guard p + 1 < bytes.count else { return .broken("length cut off") }
-                length = Int(bytes[p]) << 8 | Int(bytes[p + 1]); p += 2
-            }
-            guard p + length <= bytes.count else { return .broken("TLV \(tag) claims \(length) bytes past the area") }
-            if tag == 0x03 { return .message(Array(bytes[p..<(p + length)])) }
-            p += length
-        }
-        return .broken("no NDEF TLV")
-    }
-
-    /// The addresses a write may change: the NDEF area's data bytes.
-    static func writable(_ m: [UInt8]) -> Set<Int> { Set(area(m) ?? []) }
-}
 
 /// The do-no-harm invariant on MIFARE Classic: generated layouts (every chip; the NDEF TLV at
 /// every offset of its block behind NULL or proprietary TLVs; positions where the TLV header

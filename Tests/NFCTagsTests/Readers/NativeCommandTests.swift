@@ -1,6 +1,7 @@
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// The tag-command channel and the NTAG21x command set, every command through every dialect,

@@ -1,6 +1,7 @@
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// Every family through every generated reader (`ContactlessReader.Model.generated()`: READ

@@ -2,61 +2,8 @@ import Foundation
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
-
-/// What a reader sees on a Type 5 tag, from the bytes alone (T5T 1.0: CC of 4 or 8 bytes, the
-/// TLV area after it up to CC + MLEN × 8 within the memory, the first NDEF TLV).
-enum ReferenceType5 {
-    static func areaEnd(_ m: [UInt8]) -> (cc: Int, end: Int)? {
-        guard m.count >= 8, m[0] == 0xE1 || m[0] == 0xE2, m[1] >> 6 == 1 else { return nil }
-        let cc = m[2] == 0 ? 8 : 4
-        let mlen = m[2] == 0 ? Int(m[6]) << 8 | Int(m[7]) : Int(m[2])
-        return (cc, min(cc + mlen * 8, m.count))
-    }
-
-    static func walk(_ m: [UInt8]) -> (ndefStart: Int?, reading: ReferenceType2.Reading) {
-        guard let (cc, end) = areaEnd(m) else { return (nil, .broken("no valid CC")) }
-        var p = cc
-        while p < end {
-            let start = p
-            let tag = m[p]; p += 1
-            if tag == 0x00 { continue }
-            if tag == 0xFE { break }
-            guard p < end else { return (nil, .broken("TLV cut off")) }
-            var length = Int(m[p]); p += 1
-            if length == 0xFF {
-                guard p + 1 < end else { return (nil, .broken("length cut off")) }
-                length = Int(m[p]) << 8 | Int(m[p + 1]); p += 2
-            }
-            guard p + length <= end else { return (tag == 0x03 ? start : nil, .broken("TLV \(tag) claims \(length) bytes past the area")) }
-            if tag == 0x03 { return (start, .message(Array(m[p..<(p + length)]))) }
-            p += length
-        }
-        return (nil, .broken("no NDEF TLV"))
-    }
-
-    static func read(_ m: [UInt8]) -> ReferenceType2.Reading { walk(m).reading }
-    static func writableBytes(_ m: [UInt8]) -> Set<Int> {
-        guard let start = walk(m).ndefStart, let (_, end) = areaEnd(m) else { return [] }
-        return Set(start..<end)
-    }
-}
-
-/// What a reader sees on a Type 3 tag (T3T 1.0 §7): the attribute block's checksum and fields,
-/// Ln bytes from block 1. WriteF 0F with Ln 0 reads as empty (a write cut before its data).
-enum ReferenceType3 {
-    static func read(_ blocks: [Int: [UInt8]]) -> ReferenceType2.Reading {
-        guard let a = blocks[0], a.count == 16 else { return .broken("no attribute block") }
-        guard a.prefix(14).reduce(0, { $0 + Int($1) }) == Int(a[14]) << 8 | Int(a[15]) else { return .broken("bad checksum") }
-        guard a[0] >> 4 == 1 else { return .broken("version") }
-        let ln = Int(a[11]) << 16 | Int(a[12]) << 8 | Int(a[13])
-        let nmaxb = Int(a[3]) << 8 | Int(a[4])
-        if a[9] == 0x0F { return ln == 0 ? .message([]) : .broken("WriteF 0F with Ln \(ln): a half-written message") }
-        guard a[9] == 0, ln <= nmaxb * 16 else { return .broken("WriteF \(a[9]) / Ln \(ln)") }
-        let data = (1...max(1, nmaxb)).flatMap { blocks[$0] ?? [] }
-        return .message(Array(data.prefix(ln)))
-    }
-}
 
 /// The do-no-harm invariant for Types 5 and 3, as for Type 2: generated layouts (every chip,
 /// the NDEF TLV at every offset in a block behind NULL and proprietary TLVs, 1- and 3-byte

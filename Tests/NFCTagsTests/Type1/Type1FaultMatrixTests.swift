@@ -2,6 +2,7 @@ import Foundation
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// The do-no-harm invariant on Type 1 tags: generated layouts (both chips; the NDEF TLV after

@@ -28,25 +28,3 @@ enum Type1Harness {
     }
 }
 
-/// What a reader sees on a Type 1 tag, decided from the bytes alone (T1TOP: CC at 08, the
-/// TLVs from 0C, blocks D-E reserved (and F on dynamic memory), control TLVs reserving more, the
-/// first NDEF TLV), so the library cannot grade its own work. A magic number of 00 with the rest
-/// of the CC sound is the invalid message a cut write leaves: it reads as empty.
-enum ReferenceType1 {
-    static func walk(_ m: [UInt8], staticMemory: Bool) -> (reserved: Set<Int>, ndefStart: Int?, reading: ReferenceType2.Reading) {
-        guard m.count >= 16, m[9] >> 4 == 1 else { return ([], nil, .broken("no valid CC")) }
-        if m[8] == 0x00 { return ([], nil, .message([])) }
-        guard m[8] == 0xE1 else { return ([], nil, .broken("NMN \(m[8])")) }
-        return ReferenceType2.walkTLVs(m, from: 12, end: min((Int(m[10]) + 1) * 8, m.count), reserved: Set(0x68..<(staticMemory ? 0x78 : 0x80)))
-    }
-
-    static func read(_ m: [UInt8], staticMemory: Bool) -> ReferenceType2.Reading { walk(m, staticMemory: staticMemory).reading }
-
-    /// Addresses a write may change: the magic number and the data area from the NDEF TLV on,
-    /// less reserved bytes.
-    static func writableBytes(_ m: [UInt8], staticMemory: Bool) -> Set<Int> {
-        let (reserved, start, _) = walk(m, staticMemory: staticMemory)
-        guard let start else { return [8] }
-        return Set(start..<min((Int(m[10]) + 1) * 8, m.count)).subtracting(reserved).union([8])
-    }
-}

@@ -1,6 +1,7 @@
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// The Type 2 failures issue 12 reproduced, one test each, against the chip-faithful emulator.

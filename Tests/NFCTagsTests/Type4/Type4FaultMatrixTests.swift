@@ -2,6 +2,7 @@ import Foundation
 import ISO7816
 import NFCTags
 import Testing
+import TestSupport
 import VirtualCard
 
 /// The do-no-harm invariant on generated Type 4 tags: MLc 1, 2, 3 and 255, MLe 1, 15 and 255,
