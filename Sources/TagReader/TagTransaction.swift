@@ -254,7 +254,11 @@ extension TagTransaction {
         return LockReceipt(done: report.done, alreadyDone: report.alreadyDone, writeAccess: nil)
     }
 
-    static let lockDidNotTake = TagError(.lockFailed, "the lock did not take: the tag still accepts a write or its lock bits do not read back set")
+    /// Not "the lock did not take": the answers that decide it may be a reader's or a middle's
+    /// (issue 49's matrix: a READ of the lock bytes cut short left a fully locked tag reported
+    /// as not locked). What is known is that the lock is not confirmed.
+    static let lockDidNotTake = TagError(.lockFailed, "the lock is not confirmed: the tag still accepted a write, or its lock bits did not read back set; "
+        + "some or all locks may be set (apdu tag-info shows them; running the lock again finishes it)")
 
     /// The status, the current message's length and whether it parses, and (Type 2) the locks.
     public func inspect() throws -> TagInspection {

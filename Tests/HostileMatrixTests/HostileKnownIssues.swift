@@ -7,12 +7,7 @@ import Testing
 /// with the fix).
 enum HostileKnownIssues {
     /// (case name prefix, invariant, what the product does)
-    static let known: [(prefix: String, invariant: HostileInvariant, issue: String)] = [
-        ("Type 4 ndef-write", .claims,
-         "an error status word to the step that empties or commits the NDEF length is taken as 'not done' (WriteProgress.step, NFCTags/Safety/WriteInterrupted.swift): "
-            + "a middle who replaces the card's 90 00 after it wrote makes the report 'old' or 'empty' while the tag holds empty or new; "
-            + "the restore command still works; fix: read the length back after a refused empties or commits step and name what it shows"),
-    ]
+    static let known: [(prefix: String, invariant: HostileInvariant, issue: String)] = []
 
     static func expectNoFailures(_ report: HostileReport, sourceLocation: SourceLocation = #_sourceLocation) {
         var unknown: [HostileFailure] = [], byIssue: [String: [HostileFailure]] = [:]

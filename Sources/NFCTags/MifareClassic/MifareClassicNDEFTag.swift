@@ -280,7 +280,7 @@ public final class MifareClassicNDEFTag: PermanentlyLockable {
         for block in Set(changed + [commitBlock]).sorted() {
             try open(sector(ofAreaBlock: block), for: .write, group: layout.accessGroup(ofBlock: areaBlocks[block]))
         }
-        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: 16,
+        try writeInCommitOrder(image: image, target: target, changed: changed, span: Array(blocks), commitPosition: commitPosition, blockSize: 16,
                                number: { self.areaBlocks[$0] }, observer: writeObserver, write: writeAreaBlock) { blocks in
             loaded.subtract(blocks)
             for block in blocks { try ensureRead((block * 16)..<(block * 16 + 16)) }

@@ -124,9 +124,27 @@ struct WriteProgress {
         self.observer = observer
     }
 
+    /// What the tag shows of a step it answered with a refusal, read again from the tag.
+    enum Reading {
+        /// The tag holds what it held before the step.
+        case notDone
+        /// The tag holds what the step (and, for the commit, the whole write) was to leave.
+        case done
+        /// Neither.
+        case neither
+        /// The read failed: the step may or may not have happened.
+        case unreadable
+    }
+
     /// Runs one step; on failure, wraps the error with the state the tag can be in.
     /// `empties`: the step that sets the length to 0; `commits`: the step that sets the new length.
-    mutating func step<T>(_ what: String, empties: Bool = false, commits: Bool = false, _ body: () throws -> T) throws -> T {
+    /// `check`: reads the tag again and says whether it shows the step done. A refusal of the
+    /// step that empties or commits is only an answer, which a reader or a man in the middle can
+    /// put in place of the tag's `90 00` after the tag wrote (issue 49's hostile matrix found
+    /// "old" reported while the tag held an empty message): the tag's own bytes decide, and
+    /// where they cannot be read the state stays open ("old or empty", "empty or new").
+    mutating func step<T>(_ what: String, empties: Bool = false, commits: Bool = false,
+                          check: () throws -> Reading? = { nil }, _ body: () throws -> T) throws -> T {
         started += 1
         observer?(WriteStep(number: started, total: max(total, started), action: what))
         do {
@@ -135,19 +153,38 @@ struct WriteProgress {
             if commits { phase = .committed }
             return result
         } catch {
-            // A tag that refused the step did not do it; a card that went away may have.
+            // A card that went away may have done the step; a refusal is checked on the tag.
             let refused = isRefusal(error)
+            var reading: Reading?
+            if refused && (empties || commits) {
+                do { reading = try check() } catch { reading = .unreadable }
+            }
             let state: WriteInterrupted.TagState
             switch phase {
             case .untouched:
                 guard empties || commits else { throw error }   // nothing has changed: the error stands alone
-                state = refused ? .old : .oldOrEmpty
+                switch reading {
+                case .done: state = .empty
+                case .neither: state = .unknown
+                case .unreadable: state = .oldOrEmpty
+                case .notDone, nil: state = refused ? .old : .oldOrEmpty
+                }
             case .emptied:
-                state = commits && !refused ? .emptyOrNew : .empty
+                switch reading {
+                case .done where commits: state = .new
+                case .neither where commits: state = .unknown
+                case .unreadable where commits: state = .emptyOrNew
+                default: state = commits && !refused ? .emptyOrNew : .empty
+                }
             case .committed:
                 state = (error as? TagError)?.kind == .verifyFailed ? .unknown : .new
             }
-            throw WriteInterrupted(state: state, underlying: error, step: what)
+            let said: any Error = switch reading {
+            case .done: TagError(.verifyFailed, "\(error), yet the tag reads back with the step done")
+            case .neither: TagError(.verifyFailed, "\(error), and the tag reads back neither as before the step nor as after it")
+            default: error
+            }
+            throw WriteInterrupted(state: state, underlying: said, step: what)
         }
     }
 }
@@ -167,12 +204,16 @@ struct WriteProgress {
 ///   - image: what the tag holds now (the area's bytes, `blockSize` per block).
 ///   - target: what it must hold.
 ///   - changed: the blocks whose bytes differ, in order.
+///   - span: every block the message covers (default: `changed`). Before the length commits
+///     the message they are read back and must hold `target`; one that does not (the tag did not
+///     store it, or a read the plan came from was stale or falsified: issue 49's hostile matrix
+///     found a replayed READ answer leaving a mix) is written and read again first.
 ///   - unit: "block" or "page", in the steps' words.
 ///   - number: the block number people see for a block index (a Classic area skips trailers).
 ///   - write: writes one block.
 ///   - readBack: reads the given blocks again from the tag (not from a cache) and returns the
 ///     area's bytes with them.
-func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitPosition: Int, blockSize: Int, unit: String = "block",
+func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], span: [Int]? = nil, commitPosition: Int, blockSize: Int, unit: String = "block",
                         number: (Int) -> Int, observer: ((WriteStep) -> Void)?,
                         write: (Int, [UInt8]) throws -> Void, readBack: ([Int]) throws -> [UInt8]) throws {
     var now = image
@@ -186,12 +227,22 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
     emptied[commitPosition % blockSize] = 0
     let clears = now[commitPosition] != 0
     let commits = bytes(target, commitBlock) != (clears ? emptied : bytes(now, commitBlock))
-    let steps = (clears ? 1 : 0) + changed.count(where: { $0 != commitBlock }) + (commits ? 1 : 0) + 1
+    let data = Set((span ?? changed) + changed).subtracting([commitBlock]).sorted()
+    let steps = (clears ? 1 : 0) + changed.count(where: { $0 != commitBlock }) + (data.isEmpty ? 0 : 1) + (commits ? 1 : 0) + 1
     var progress = WriteProgress(steps: steps, observer: observer)
+    /// What the tag holds in `blocks`, read again: as in `before`, as in `after`, or neither.
+    func reading(_ blocks: [Int], before: [UInt8], after: [UInt8]) throws -> WriteProgress.Reading {
+        let back = try readBack(blocks)
+        if blocks.allSatisfy({ bytes(back, $0) == bytes(after, $0) }) { return .done }
+        return blocks.allSatisfy({ bytes(back, $0) == bytes(before, $0) }) ? .notDone : .neither
+    }
     if !clears {
         progress.phase = .emptied
     } else {
-        try progress.step("clear the NDEF length (\(unit) \(number(commitBlock)))", empties: true) { try put(commitBlock, emptied) }
+        var cleared = image
+        cleared.replaceSubrange((commitBlock * blockSize)..<((commitBlock + 1) * blockSize), with: emptied)
+        try progress.step("clear the NDEF length (\(unit) \(number(commitBlock)))", empties: true,
+                          check: { try reading([commitBlock], before: image, after: cleared) }) { try put(commitBlock, emptied) }
     }
     var written: [Int] = []
     for block in changed where block != commitBlock {
@@ -202,13 +253,41 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
             try rollBack(refused: block, cause: cut.underlying)
         }
     }
+    // The message's blocks as the tag holds them, before the length makes them the message.
+    if !data.isEmpty {
+        let back = try progress.step("read the \(unit)s back before the NDEF length") { try readBack(data) }
+        let differing = data.filter { bytes(back, $0) != bytes(target, $0) }
+        for block in differing {
+            do {
+                try progress.step("write \(unit) \(number(block)) again") { try put(block, bytes(target, block)) }
+                if !written.contains(block) { written.append(block) }
+            } catch let cut as WriteInterrupted where isRefusal(cut.underlying) {
+                try rollBack(refused: block, cause: cut.underlying)
+            }
+        }
+        if !differing.isEmpty {
+            try progress.step("read the \(unit)s written again back") {
+                let again = try readBack(differing)
+                if let bad = differing.first(where: { bytes(again, $0) != bytes(target, $0) }) {
+                    throw TagError(.verifyFailed, "\(unit) \(number(bad)) reads back \(bytes(again, bad).hexString) after \(bytes(target, bad).hexString) was written twice; the NDEF length was not written")
+                }
+            }
+        }
+    }
     if commits {
-        try progress.step("write the NDEF length (\(unit) \(number(commitBlock)))", commits: true) { try put(commitBlock, bytes(target, commitBlock)) }
+        // Refused: the length still 0 is the empty message, whatever the data blocks hold; the
+        // new length counts as done only with every block read back as written.
+        try progress.step("write the NDEF length (\(unit) \(number(commitBlock)))", commits: true, check: {
+            let back = try readBack([commitBlock])
+            if bytes(back, commitBlock) == bytes(now, commitBlock) { return .notDone }
+            return try reading(Set(changed + [commitBlock]).sorted(), before: now, after: target) == .done ? .done : .neither
+        }) { try put(commitBlock, bytes(target, commitBlock)) }
     } else {
         progress.phase = .committed
     }
     try progress.step("read the written \(unit)s back") {
-        let written = Set(changed + [commitBlock]).sorted()
+        // The data blocks were read back before the length; the length's block now.
+        let written = data.isEmpty ? Set(changed + [commitBlock]).sorted() : [commitBlock]
         let back = try readBack(written)
         for block in written where bytes(back, block) != bytes(target, block) {
             throw TagError(.verifyFailed, "\(unit) \(number(block)) reads back \(bytes(back, block).hexString), \(bytes(target, block).hexString) was written")
@@ -225,6 +304,14 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
                 step = "put \(unit) \(number(b)) back"
                 try put(b, bytes(image, b))
             }
+            // The refusal is only an answer: the tag may have written the block all the same (a
+            // reader's or a middle's error in place of its 90 00). Before the old length comes
+            // back, the block must read as it was, or be put back like the others.
+            step = "read \(unit) \(number(block)) back"
+            if bytes(try readBack([block]), block) != bytes(image, block) {
+                step = "put \(unit) \(number(block)) back"
+                try put(block, bytes(image, block))
+            }
         } catch {
             throw WriteInterrupted(state: .empty, underlying: error, step: step)
         }
@@ -236,7 +323,7 @@ func writeInCommitOrder(image: [UInt8], target: [UInt8], changed: [Int], commitP
                 throw WriteInterrupted(state: isRefusal(error) ? .empty : .oldOrEmpty, underlying: error, step: step)
             }
         }
-        let touched = Set(written + [commitBlock]).sorted()
+        let touched = Set(written + [block, commitBlock]).sorted()
         let back: [UInt8]
         do { back = try readBack(touched) } catch {
             throw WriteInterrupted(state: .old, underlying: error, step: "read the \(unit)s put back")

@@ -99,7 +99,7 @@ extension Type2Tag {
             let why = state.lockedPages.contains(blocked) ? "locked by its lock bits" : "password-protected (\(state.password))"
             throw TagError(.readOnly, "page \(blocked) would change but is \(why); nothing was written")
         }
-        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: 4, unit: "page",
+        try writeInCommitOrder(image: image, target: target, changed: changed, span: Array(pages), commitPosition: commitPosition, blockSize: 4, unit: "page",
                                number: { $0 }, observer: writeObserver, write: { try writePage($0, $1) }, readBack: { written in
             // The 16-byte blocks holding the pages, read again from the tag.
             let blocks = Set(written.map { $0 / 4 })

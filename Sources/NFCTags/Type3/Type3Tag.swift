@@ -238,15 +238,28 @@ public final class Type3Tag: PermanentlyLockable {
         let chunks = stride(from: 1, through: dataBlocks, by: blocksPerWrite).map { ($0, min(blocksPerWrite, dataBlocks + 1 - $0)) }
         var progress = WriteProgress(steps: (opens ? 1 : 0) + chunks.count + 2, observer: writeObserver)
         if a.ln == 0 { progress.phase = .emptied }
+        // A refused block 0 is checked on the tag: as before, as after (for the commit, with the
+        // data blocks read back too), or neither.
+        let before = attributeBlock
+        func blockZeroReads(before: [UInt8], after: [UInt8], data: [UInt8]? = nil) throws -> WriteProgress.Reading {
+            try load()
+            if attributeBlock == before { return .notDone }
+            guard attributeBlock == after else { return .neither }
+            guard let data else { return .done }
+            return Array(try readData(data.count)) == data ? .done : .neither
+        }
         if opens {
-            try progress.step("set WriteF 0F and Ln 0 (block 0)", empties: true) { try writeBlocks(0, opening) }
+            try progress.step("set WriteF 0F and Ln 0 (block 0)", empties: true, check: { try blockZeroReads(before: before, after: opening) }) {
+                try writeBlocks(0, opening)
+            }
         }
         for (first, n) in chunks {
             let chunk = Array(data[((first - 1) * 16)..<((first - 1 + n) * 16)])
             try progress.step("write block\(n > 1 ? "s" : "") \(first)\(n > 1 ? "-\(first + n - 1)" : "")") { try writeBlocks(first, chunk) }
         }
         let closing = final ?? a.with(writeF: 0x00, ln: message.count)
-        try progress.step("write Ln \(message.count) and WriteF 00 (block 0)", commits: true) { try writeBlocks(0, closing) }
+        try progress.step("write Ln \(message.count) and WriteF 00 (block 0)", commits: true,
+                          check: { try blockZeroReads(before: opens ? opening : before, after: closing, data: data) }) { try writeBlocks(0, closing) }
         try progress.step("read the message back") {
             try load()
             guard attributeBlock == closing else {

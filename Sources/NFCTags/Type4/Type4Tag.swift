@@ -300,8 +300,19 @@ public final class Type4Tag {
             offset += n
         }
         var progress = WriteProgress(steps: (clear != nil ? 1 : 0) + chunks.count + (set != nil ? 1 : 0) + 1, observer: writeObserver)
+        // A refused length update is checked on the file: the length field as before, as after
+        // (for the commit, with the message read back whole), or neither.
+        func lengthReads(before: [UInt8], after: [UInt8], message: [UInt8]? = nil) throws -> WriteProgress.Reading {
+            let field = try read(offset: 0, count: lf)
+            if field == before { return .notDone }
+            guard field == after else { return .neither }
+            guard let message else { return .done }
+            return try readNDEF(selecting: false) == message ? .done : .neither
+        }
         if let clear {
-            try progress.step("clear the NDEF length", empties: true) { try update(offset: clear.offset, clear.bytes, step: "clear the length") }
+            try progress.step("clear the NDEF length", empties: true, check: { try lengthReads(before: currentLength, after: zero) }) {
+                try update(offset: clear.offset, clear.bytes, step: "clear the length")
+            }
         } else {
             progress.phase = .emptied
         }
@@ -309,7 +320,9 @@ public final class Type4Tag {
             try progress.step("write bytes \(at)…\(at + n - 1)") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
         }
         if let set {
-            try progress.step("write the NDEF length", commits: true) { try update(offset: set.offset, set.bytes, step: "write the length") }
+            try progress.step("write the NDEF length", commits: true, check: { try lengthReads(before: zero, after: final, message: message) }) {
+                try update(offset: set.offset, set.bytes, step: "write the length")
+            }
         } else {
             progress.phase = .committed
         }

@@ -360,7 +360,7 @@ public final class Type5Tag: PermanentlyLockable {
         if let locked = try readLockState().lockedBlocks, let blocked = (changed + [commitBlock]).first(where: locked.contains) {
             throw TagError(.readOnly, "block \(blocked) would change but is locked; nothing was written")
         }
-        try writeInCommitOrder(image: image, target: target, changed: changed, commitPosition: commitPosition, blockSize: blockSize,
+        try writeInCommitOrder(image: image, target: target, changed: changed, span: Array(blocks), commitPosition: commitPosition, blockSize: blockSize,
                                number: { $0 }, observer: writeObserver, write: writeBlock) { blocks in
             loaded.subtract(blocks)
             for block in blocks { try ensureRead((block * blockSize)..<((block + 1) * blockSize)) }

@@ -1,0 +1,199 @@
+import ISO7816
+import NFCTags
+import TestSupport
+import Testing
+import VirtualCard
+
+/// The block- and page-addressed NFC Forum families under the man in the middle: Types 1, 2, 3
+/// and 5 and NDEF on MIFARE Classic, each through a reader path of its own. The NDEF read earns
+/// no verdict (no trap, no hang); the write with its backup is judged against the emulated tag's
+/// memory, read by the reference readers written from the specifications (`ReferenceType2` and
+/// the rest, which the fault matrix uses too), not by the library's own parser.
+@Suite("Hostile matrix: Types 1, 2, 3, 5 and MIFARE Classic")
+struct TagFamiliesMatrixTests {
+    /// One family's tag behind its reader, made fresh for every run.
+    struct Setup {
+        var card: any EmulatedCard
+        /// What a reader sees on the tag now, from its memory alone.
+        var reading: () -> ReferenceType2.Reading
+        var detect: (APDUTransport) throws -> any NDEFTag
+    }
+
+    struct Family: Sendable {
+        var name: String
+        /// A tag holding `message`, written by the library through an honest channel.
+        var make: @Sendable ([UInt8]) -> Setup
+        /// Message sizes (old, new) that take several writes and reads on this tag.
+        var sizes: (old: Int, new: Int)
+    }
+
+    static func message(_ size: Int, seed: Int) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ seed &* 11 &+ 3) }
+    }
+
+    /// Writes `message` on a fresh tag through an unmutated channel, so every run starts from it.
+    static func holding(_ message: [UInt8], _ setup: Setup) -> Setup {
+        do {
+            try setup.detect(APDUTransport(channel: EmulatedChannel(card: setup.card))).writeNDEF(message)
+        } catch {
+            Issue.record("the clean write of the starting message failed: \(error)")
+        }
+        return setup
+    }
+
+    static let families: [Family] = [
+        Family(name: "Type 2 (NTAG213, PC/SC storage)", make: { message in
+            let model = Type2TagModel(chip: .ntag213)
+            return holding(message, Setup(card: model, reading: { ReferenceType2.read(model.contents) },
+                                          detect: { try Type2Tag.detect($0, atr: model.atr) }))
+        }, sizes: (40, 70)),
+        Family(name: "Type 2 (NTAG216, ACR122U native frames)", make: { message in
+            let model = Type2TagModel(chip: .ntag216)
+            let reader = ContactlessReader(.acr122u, tag: model)
+            return holding(message, Setup(card: reader, reading: { ReferenceType2.read(model.contents) }, detect: {
+                try Type2Tag.detect($0, atr: model.atr, commands: TagCommandChannel(transport: $0, dialect: .acr122u))
+            }))
+        }, sizes: (30, 90)),
+        Family(name: "Type 5 (ICODE SLIX, transparent)", make: { message in
+            let model = ISO15693TagModel(chip: .icodeSlix)
+            let reader = ContactlessReader(.transparent, tag: model)
+            return holding(message, Setup(card: reader, reading: { ReferenceType5.read(model.contents) }, detect: {
+                try Type5Tag.detect($0, atr: model.atr, commands: TagCommandChannel(transport: $0, dialect: .transparent))
+            }))
+        }, sizes: (30, 60)),
+        Family(name: "Type 3 (FeliCa Lite-S, ACR122U)", make: { message in
+            let model = FeliCaTagModel(chip: .liteS)
+            let reader = ContactlessReader(.acr122u, tag: model)
+            return holding(message, Setup(card: reader, reading: { ReferenceType3.read(model.contents) }, detect: {
+                try Type3Tag.detect($0, commands: TagCommandChannel(transport: $0, dialect: .acr122u))
+            }))
+        }, sizes: (40, 100)),
+        Family(name: "Type 1 (Topaz 512, ACS)", make: { message in
+            let model = Type1TagModel(chip: .topaz512)
+            let reader = Type1Reader(.acs, tag: model)
+            return holding(message, Setup(card: reader, reading: { ReferenceType1.read(model.contents, staticMemory: false) }, detect: {
+                try Type1Tag.detect($0, atr: reader.atr, readerName: reader.form.rawValue,
+                                    commands: TagCommandChannel(transport: $0, dialect: .acr122u, readerName: "ACS ACR122U"))
+            }))
+        }, sizes: (20, 50)),
+        Family(name: "MIFARE Classic 1K (PC/SC storage)", make: { message in
+            let model = MifareClassicModel(.classic1K)
+            let reader = ContactlessReader(.storageOnly, tag: model)
+            _ = try? MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: reader)), atr: model.atr)
+            return holding(message, Setup(card: reader, reading: { ReferenceClassic.read(model.contents) },
+                                          detect: { try MifareClassicNDEFTag.detect($0, atr: model.atr) }))
+        }, sizes: (40, 100)),
+    ]
+
+    static func read(_ family: Family) -> HostileOperation {
+        HostileOperation(family: family.name, name: "ndef-read", expectVerdict: false) {
+            let setup = family.make(message(family.sizes.old, seed: 1))
+            return HostileRun(card: setup.card) { context in
+                let bytes = try setup.detect(context.transport()).readNDEF()
+                // An NDEF read is no proof: a man in the middle may change what it shows.
+                return HostileOutcome(verdict: false, vouched: Hex.encode(bytes), shown: Hex.encode(bytes))
+            }
+        }
+    }
+
+    /// The write with its backup. Written means the tag holds the new message; interrupted names
+    /// a state the tag is in; any other error means the tag still reads as the old message.
+    static func write(_ family: Family) -> HostileOperation {
+        HostileOperation(family: family.name, name: "ndef-write") {
+            let old = message(family.sizes.old, seed: 1), new = message(family.sizes.new, seed: 2)
+            let setup = family.make(old)
+            return HostileRun(card: setup.card) { context in
+                let tag = try setup.detect(context.transport())
+                do {
+                    try tag.replaceNDEF(with: new) { _ in }
+                    return HostileOutcome(verdict: true, vouched: "written", shown: "written")
+                } catch let e as WriteInterrupted {
+                    return HostileOutcome(verdict: false, vouched: "interrupted: \(e.state.rawValue)", shown: "\(e)")
+                }
+            } claims: { result in
+                let now = setup.reading()
+                guard case .message(let held) = now else { return "the tag reads as \(now)" }
+                let name = held == old ? "old" : held == new ? "new" : held.isEmpty ? "empty" : "a mix of \(held.count) bytes"
+                guard held == old || held == new || held.isEmpty else { return "the tag holds \(name)" }
+                switch result {
+                case .success(let o) where o.verdict:
+                    return held == new ? nil : "reported written, the tag holds \(name)"
+                case .success(let o):
+                    let allowed: [String: [String]] = ["interrupted: old": ["old"], "interrupted: oldOrEmpty": ["old", "empty"], "interrupted: empty": ["empty"],
+                                                       "interrupted: emptyOrNew": ["empty", "new"], "interrupted: new": ["new"],
+                                                       "interrupted: unknown": ["old", "empty", "new"]]
+                    return allowed[o.vouched]?.contains(name) == true ? nil : "reported \(o.vouched), the tag holds \(name)"
+                case .failure(let error):
+                    return held == old ? nil : "an error that claims nothing changed (\(error)), yet the tag holds \(name)"
+                }
+            }
+        }
+    }
+
+    /// Whether every lock of the chip is set, from the emulator's datasheet table and the bytes:
+    /// the CC's write access, the static lock bytes, every dynamic lock bit.
+    static func fullyLocked(_ m: [UInt8], _ chip: Type2TagModel.Chip) -> Bool {
+        guard m[15] & 0x0F == 0x0F, m[10] == 0xFF, m[11] == 0xFF else { return false }
+        guard let page = chip.dynamicLockPage else { return true }
+        return (0..<chip.lockBits).allSatisfy { m[page * 4 + $0 / 8] & (1 << ($0 % 8)) != 0 }
+    }
+
+    /// The permanent lock of an NTAG213 (its chip proven by GET_VERSION through the ACR122U).
+    /// Locked means every lock bit is set; an interrupted lock changed only the chip's lock bytes
+    /// and left the message; any other error means no lock byte changed.
+    static let lock = HostileOperation(family: "Type 2 (NTAG213, ACR122U native frames)", name: "ndef-lock") {
+        let chip = Type2TagModel.Chip.ntag213
+        let model = Type2TagModel(chip: chip)
+        let reader = ContactlessReader(.acr122u, tag: model)
+        let message = Self.message(40, seed: 3)
+        func detect(_ transport: APDUTransport) throws -> Type2Tag {
+            try Type2Tag.detect(transport, atr: model.atr, commands: TagCommandChannel(transport: transport, dialect: .acr122u))
+        }
+        do { try detect(APDUTransport(channel: EmulatedChannel(card: reader))).writeNDEF(message) } catch {
+            Issue.record("the clean write of the starting message failed: \(error)")
+        }
+        let start = model.contents
+        var lockBytes: Set<Int> = [10, 11, 15]
+        if let page = chip.dynamicLockPage { lockBytes.formUnion((page * 4)..<(page * 4 + 3)) }
+        return HostileRun(card: reader) { context in
+            let tag = try detect(context.transport())
+            do {
+                let report = try tag.makeReadOnly()
+                return HostileOutcome(verdict: report.refusesWrites, vouched: "locked: \(report.refusesWrites)", shown: "\(report)")
+            } catch let e as LockInterrupted {
+                return HostileOutcome(verdict: false, vouched: "interrupted after \(e.done)", shown: "\(e)")
+            }
+        } claims: { result in
+            let now = model.contents
+            let changed = (0..<now.count).filter { now[$0] != start[$0] }
+            if let outside = changed.first(where: { !lockBytes.contains($0) }) { return "byte \(outside) changed, outside the lock bytes" }
+            guard ReferenceType2.read(now) == .message(message) else { return "the message changed" }
+            switch result {
+            case .success(let o) where o.verdict:
+                return fullyLocked(now, chip) ? nil : "reported locked, but not every lock bit is set"
+            case .success:
+                // Interrupted, or a report that does not prove the tag refuses writes: "not
+                // confirmed", which claims neither way (`TagTransaction.lockDidNotTake`).
+                return nil
+            case .failure(let error):
+                return changed.isEmpty ? nil : "an error that names no lock done (\(error)), yet bytes \(changed) changed"
+            }
+        }
+    }
+
+    static let names = families.flatMap { ["\($0.name) ndef-read", "\($0.name) ndef-write"] } + ["Type 2 (NTAG213, ACR122U native frames) ndef-lock"]
+
+    @Test("ndef-read, ndef-write (with its backup) and the Type 2 lock through the man in the middle", arguments: names)
+    func matrix(_ name: String) throws {
+        if name.hasSuffix("ndef-lock") {
+            let report = HostileMatrix.run(Self.lock)
+            HostileMatrixLog.record(report)
+            HostileKnownIssues.expectNoFailures(report)
+            return
+        }
+        let family = try #require(Self.families.first { name.hasPrefix($0.name) })
+        let report = HostileMatrix.run(name.hasSuffix("ndef-read") ? Self.read(family) : Self.write(family))
+        HostileMatrixLog.record(report)
+        HostileKnownIssues.expectNoFailures(report)
+    }
+}
