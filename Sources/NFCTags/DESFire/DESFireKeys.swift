@@ -9,6 +9,10 @@ public struct DESFireKeyChange: Sendable, Hashable {
     public var version: UInt8
     /// True once an authentication with the new key succeeded (the card holds exactly it).
     public var proved: Bool
+    /// The answer to ChangeKey when it was an error (or failed its MAC) although the card
+    /// authenticates with the new key: the change happened, proved by that authentication, and
+    /// something between the card and us changed its answer.
+    public var answerContradicted: String? = nil
 }
 
 extension DESFireCard {
@@ -83,20 +87,36 @@ extension DESFireCard {
             if !sameKey { cryptogram += CRC.crc32(newBytes) }
         }
         let what = "ChangeKey \(number)"
-        if sameKey {
-            // No MAC comes back: the session's key is gone with the change.
-            let payload = try session.protect(ins: 0xC4, header: [keyByte], data: cryptogram, security: .cryptogram)
-            endSession()
-            let (_, status) = try exchange(0xC4, payload, secretFrom: 1)
-            guard status == StatusWord(rawValue: 0x9100) else { throw DESFireError.status(status, what) }
-        } else {
-            _ = try command(0xC4, header: [keyByte], data: cryptogram, security: .cryptogram, what: what, secret: true)
+        let scheme = application == .picc || session.scheme == .ev2 || sameKey ? nil : session.scheme.accepting(new.type)
+        do {
+            if sameKey {
+                // No MAC comes back: the session's key is gone with the change.
+                let payload = try session.protect(ins: 0xC4, header: [keyByte], data: cryptogram, security: .cryptogram)
+                endSession()
+                let (_, status) = try exchange(0xC4, payload, secretFrom: 1)
+                guard status == StatusWord(rawValue: 0x9100) else { throw DESFireError.status(status, what) }
+            } else {
+                _ = try command(0xC4, header: [keyByte], data: cryptogram, security: .cryptogram, what: what, secret: true)
+            }
+        } catch let refusal as DESFireError where refusal.statusWord != nil || refusal.kind == .badCryptogram || refusal.kind == .malformed {
+            // A refusal, or an answer whose MAC fails, is only an answer: a reader or a man in the
+            // middle can put it in place of the card's 91 00 after the card changed the key
+            // (issue 49). The new key decides: the card authenticates with it, or the change did
+            // not happen (the cryptogram carries no other value the key could have taken).
+            do {
+                try authenticate(keyNumber: number, key: new, scheme: scheme)
+            } catch let e as DESFireError where e.kind == .authenticationError || e.kind == .badCryptogram || e.kind == .integrityError {
+                throw refusal
+            }
+            return DESFireKeyChange(keyNumber: number, version: new.version, proved: true, answerContradicted: refusal.message)
         }
         guard proving else { return DESFireKeyChange(keyNumber: number, version: new.version, proved: false) }
         // The new key proves itself.
         do {
-            try authenticate(keyNumber: number, key: new, scheme: application == .picc || session.scheme == .ev2 || sameKey ? nil : session.scheme.accepting(new.type))
-        } catch let e as DESFireError where e.kind == .authenticationError || e.kind == .badCryptogram {
+            try authenticate(keyNumber: number, key: new, scheme: scheme)
+        } catch let e as DESFireError {
+            // Whatever the card (or whatever stands between) answers here, the change was
+            // acknowledged: never a status that reads as "refused, nothing changed".
             throw DESFireError(.badCryptogram, "the card acknowledged the change of key \(number) but does not authenticate with the new key: \(e.message)")
         }
         return DESFireKeyChange(keyNumber: number, version: new.version, proved: true)

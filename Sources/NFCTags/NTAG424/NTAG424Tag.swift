@@ -95,17 +95,35 @@ public final class NTAG424Tag {
     /// its version (the session ends with it). Another key: new ⊕ old, the version and the
     /// CRC32 of the new key, so a wrong old key is refused (91 1E) instead of leaving a key
     /// nobody knows.
-    public func changeKey(_ number: UInt8, to new: [UInt8], from old: [UInt8], version: UInt8) throws {
+    ///
+    /// A refusal, or an answer whose MAC fails, is only an answer: a reader or a man in the middle
+    /// can put it in place of the tag's `91 00` after the tag changed the key (issue 49). After
+    /// one, the new key decides: when the tag authenticates with it, the change happened and the
+    /// result says so (`answerContradicted`, the session now that key's); otherwise the refusal
+    /// is thrown and the key is the old one (the command carries no other value it could take).
+    @discardableResult
+    public func changeKey(_ number: UInt8, to new: [UInt8], from old: [UInt8], version: UInt8) throws -> DESFireKeyChange {
         guard let session, session.keyNumber == 0 else { throw NTAG424Error(.permissionDenied, "ChangeKey needs an authentication with key 0 first") }
         guard new.count == 16, old.count == 16, number < 5 else { throw NTAG424Error(.lengthError, "keys are 16 bytes and numbered 0-4") }
-        if number == 0 {
-            // The answer carries no MAC: the session's keys are gone with key 0.
-            let r = try send(try session.wrap(ins: 0xC4, header: [0], data: new + [version], mode: .full), secretAfter: 1)
-            self.session = nil
-            guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, "ChangeKey 0") }
-            return
+        do {
+            if number == 0 {
+                // The answer carries no MAC: the session's keys are gone with key 0.
+                let r = try send(try session.wrap(ins: 0xC4, header: [0], data: new + [version], mode: .full), secretAfter: 1)
+                self.session = nil
+                guard r.statusWord == StatusWord(rawValue: 0x9100) else { throw NTAG424Error.status(r.statusWord, "ChangeKey 0") }
+            } else {
+                _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + CRC.crc32(new), mode: .full,
+                                what: "ChangeKey \(number)", secret: true)
+            }
+        } catch let refusal as NTAG424Error where refusal.statusWord != nil || refusal.kind == .badCryptogram || refusal.kind == .malformed {
+            do {
+                try authenticate(keyNumber: number, key: new)
+            } catch let e as NTAG424Error where e.kind == .authenticationError || e.kind == .badCryptogram || e.kind == .integrityError {
+                throw refusal
+            }
+            return DESFireKeyChange(keyNumber: number, version: version, proved: true, answerContradicted: refusal.message)
         }
-        _ = try command(0xC4, header: [number], data: zip(new, old).map { $0 ^ $1 } + [version] + CRC.crc32(new), mode: .full, what: "ChangeKey \(number)", secret: true)
+        return DESFireKeyChange(keyNumber: number, version: version, proved: false)
     }
 
     /// GetKeyVersion of `number`.

@@ -103,7 +103,8 @@ extension APDUCommand {
                     return try card.changeKey(number, to: newKey, from: sameKey ? nil : old, confirmed: yes, settings: settings)
                 }
             } catch let e as DESFireError where e.kind == .needsConfirmation || e.status != nil || e.kind == .parameterError {
-                // Refused before the change, or by the card: nothing changed.
+                // Refused before the change, or by the card, and the card does not authenticate with
+                // the new key (changeKey tries it after a refusal): nothing changed.
                 throw e
             } catch let e as Failure {
                 throw e
@@ -114,9 +115,13 @@ extension APDUCommand {
             }
             if output.json {
                 Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("key", .int(Int(number))),
-                                            ("version", .int(Int(change.version))), ("proved", .bool(change.proved))]).serialized)
+                                            ("version", .int(Int(change.version))), ("proved", .bool(change.proved)),
+                                            ("answerContradicted", .optional(change.answerContradicted))]).serialized)
             } else {
                 Terminal.print("\(Terminal.safe(reader)): key \(number) of \(aid) changed (version \(change.version)) and proved by an authentication with it")
+                if let answer = change.answerContradicted {
+                    Terminal.print("  note: the answer to ChangeKey was an error (\(Terminal.safe(answer))), yet the card authenticates with the new key: something between it and us changed the answer")
+                }
             }
         }
 

@@ -66,7 +66,7 @@ extension APDUCommand {
                     systemIdentifier = bytes
                 }
                 let auth = keyNumber == 0 ? old : try aesKey(file: authKeyFile, option: "--auth-key-file", environment: "APDU_NTAG424_KEY")
-                let (reader, confirmed) = try withNTAG424(readerOptions, traceOptions) { reader, _, _, tag in
+                let (reader, confirmed, contradicted) = try withNTAG424(readerOptions, traceOptions) { reader, _, _, tag in
                     try tag.authenticate(keyNumber: 0, key: auth)
                     var new = newOrMaster
                     if let systemIdentifier {
@@ -74,17 +74,22 @@ extension APDUCommand {
                         let uid = try tag.cardUID()
                         new = try AN10922.diversify(masterKey: newOrMaster, input: uid + systemIdentifier)
                     }
-                    try tag.changeKey(keyNumber, to: new, from: old, version: keyVersion)
+                    // After an error answer the library tries the new key: a change it proves is done.
+                    let change = try tag.changeKey(keyNumber, to: new, from: old, version: keyVersion)
                     // The new key proves itself: an authentication with it.
                     do { try tag.authenticate(keyNumber: keyNumber, key: new) } catch {
                         throw Failure(.unexpected, "the tag acknowledged the change of key \(keyNumber) but does not authenticate with the new key: \(Failure(error).message)")
                     }
-                    return (reader, true)
+                    return (reader, true, change.answerContradicted)
                 }
                 if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("key", .int(Int(keyNumber))), ("version", .int(Int(keyVersion))), ("confirmed", .bool(confirmed))]).serialized)
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("key", .int(Int(keyNumber))), ("version", .int(Int(keyVersion))), ("confirmed", .bool(confirmed)),
+                                                ("answerContradicted", .optional(contradicted))]).serialized)
                 } else {
                     Terminal.print("\(Terminal.safe(reader)): key \(keyNumber) changed (version \(keyVersion)) and confirmed by an authentication with it")
+                    if let contradicted {
+                        Terminal.print("  note: the answer to ChangeKey was an error (\(Terminal.safe(contradicted))), yet the tag authenticates with the new key: something between it and us changed the answer")
+                    }
                 }
             }
         }
