@@ -108,6 +108,12 @@ struct MRTDMatrixTests {
             "read dg14-binary-curve": read("dg14-binary-curve", { binaryCurve }, expectVerdict: false),
             // EF.COM undecodable: EF.SOD's list, DG1 and DG2 still read, and the read can be genuine.
             "read com-as-text": read("com-as-text", { comAsText }, expectVerdict: true),
+            // A clone: the issuer's signed files copied onto a chip that lacks the document's
+            // active authentication key (it holds another document's). Passive authentication
+            // holds; the chip cannot prove itself, so it is no genuine document.
+            "read clone": read("clone", { bacOnly }, expectVerdict: false,
+                               document: { $0.activeAuthenticationKey = MRTDMatrixTests.standard.document.activeAuthenticationKey },
+                               chip: { $0.accessControl = .bac }),
         ]
     }
 

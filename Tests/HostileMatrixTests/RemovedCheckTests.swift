@@ -37,6 +37,14 @@ struct RemovedCheckTests {
         #expect(off.failures.contains { $0.invariant == .sameVerdict && $0.exchange == nil }, "\(off)")
     }
 
+    @Test("the clone rule (MRTD): a chip without the document's active authentication key is called genuine")
+    func cloneRule() throws {
+        let op = try #require(MRTDMatrixTests.operations["read clone"])
+        let (on, off) = Self.withAndWithout(op) { run in MRTDRemovedChecks.$cloneRule.withValue(true) { run() } }
+        #expect(on.failures.isEmpty, "\(on)")
+        #expect(off.failures.contains { $0.invariant == .sameVerdict && $0.exchange == nil }, "\(off)")
+    }
+
     @Test("the DDOL's 9F37 check (EMV): a card signing nothing fresh is DDA verified")
     func ddolUnpredictableNumber() throws {
         let op = try #require(EMVMatrixTests.operations["read ddol-without-9f37"])

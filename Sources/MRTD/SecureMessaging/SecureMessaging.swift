@@ -243,7 +243,10 @@ public enum MRTDRemovedChecks {
     @TaskLocal public static var secureMessagingMAC = false
     /// Passive authentication's comparison of a data group's hash with EF.SOD's.
     @TaskLocal public static var dataGroupHash = false
+    /// The clone rule: a document that offers a proof of its chip (chip or active
+    /// authentication) is genuine only when the chip gave that proof.
+    @TaskLocal public static var cloneRule = false
 }
 #else
-enum MRTDRemovedChecks { static let secureMessagingMAC = false, dataGroupHash = false }
+enum MRTDRemovedChecks { static let secureMessagingMAC = false, dataGroupHash = false, cloneRule = false }
 #endif
