@@ -299,7 +299,7 @@ public final class Type4Tag {
             chunks.append((offset, n))
             offset += n
         }
-        var progress = WriteProgress(steps: (clear != nil ? 1 : 0) + chunks.count + (set != nil ? 1 : 0) + 1, observer: writeObserver)
+        var progress = WriteProgress(steps: (clear != nil ? 1 : 0) + chunks.count + (chunks.isEmpty ? 0 : 1) + (set != nil ? 1 : 0) + 1, observer: writeObserver)
         // A refused length update is checked on the file: the length field as before, as after
         // (for the commit, with the message read back whole), or neither.
         func lengthReads(before: [UInt8], after: [UInt8], message: [UInt8]? = nil) throws -> WriteProgress.Reading {
@@ -319,6 +319,23 @@ public final class Type4Tag {
         for (at, n) in chunks {
             try progress.step("write bytes \(at)…\(at + n - 1)") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
         }
+        // The body as the file holds it, before the length makes it the message: an UPDATE the
+        // tag never got, answered 90 00 by a reader or a man in the middle (issue 49's matrix),
+        // would otherwise leave a mix under the new length. A piece that differs is written again.
+        if !chunks.isEmpty {
+            let body = try progress.step("read the message back before the NDEF length") { try read(offset: lf, count: message.count) }
+            let differing = chunks.filter { body[$0.at..<($0.at + $0.count)] != message[$0.at..<($0.at + $0.count)] }
+            for (at, n) in differing {
+                try progress.step("write bytes \(at)…\(at + n - 1) again") { try update(offset: lf + at, Array(message[at..<(at + n)]), step: "write bytes \(at)…\(at + n - 1)") }
+            }
+            if !differing.isEmpty {
+                try progress.step("read the bytes written again back") {
+                    guard try read(offset: lf, count: message.count) == message else {
+                        throw TagError(.verifyFailed, "the message reads back differently after its bytes were written twice; the NDEF length was not written")
+                    }
+                }
+            }
+        }
         if let set {
             try progress.step("write the NDEF length", commits: true, check: { try lengthReads(before: zero, after: final, message: message) }) {
                 try update(offset: set.offset, set.bytes, step: "write the length")
@@ -326,7 +343,13 @@ public final class Type4Tag {
         } else {
             progress.phase = .committed
         }
-        try confirmWritten(message) { try progress.step("read the message back") { try readNDEF(selecting: false) } }
+        // The body was read back before the length; the length now.
+        try confirmWritten(message) {
+            try progress.step("read the NDEF length back") {
+                let field = try read(offset: 0, count: lf)
+                return field == final ? message : try readNDEF(selecting: false)
+            }
+        }
     }
 
     func update(offset: Int, _ data: [UInt8], step: String) throws {

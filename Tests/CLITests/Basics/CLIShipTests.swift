@@ -180,10 +180,10 @@ struct CLIShipTests {
             let env = ["TERM": "xterm", "XDG_STATE_HOME": state]
             // A 2,009-byte message (a long MIME record): its TLV (03 FF 07D9, the message, FE) runs from
             // byte 8 through blocks 2-505 of 4 bytes; the tag is empty, so no step clears the length:
-            // blocks 3-505, block 2 (the length) last, then the read-back.
+            // blocks 3-505, their read-back before the length, block 2 (the length), then its read-back.
             let tty = try Self.runCommand("/usr/bin/script", ["-qec", command, "/dev/null"], environment: env)
-            #expect(tty.contains("ndef-write: write block 3 (1/505)"), "\(tty.prefix(600))")
-            #expect(tty.contains("ndef-write: read the written blocks back (505/505)\r\u{1B}[K"))
+            #expect(tty.contains("ndef-write: write block 3 (1/506)"), "\(tty.prefix(600))")
+            #expect(tty.contains("ndef-write: read the written blocks back (506/506)\r\u{1B}[K"))
             #expect(tty.contains("wrote 2009 bytes"))
             for extra in [" --json", " --trace"] {
                 let quiet = try Self.runCommand("/usr/bin/script", ["-qec", command + extra, "/dev/null"], environment: env)
