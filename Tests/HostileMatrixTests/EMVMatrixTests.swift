@@ -42,7 +42,10 @@ struct EMVMatrixTests {
             return HostileRun(card: card) { context in
                 let reader = PaymentCardReader(transport: context.transport(), caKeys: keys, terminal: TerminalData(date: [0x26, 0x11, 0x27]))
                 let read = try reader.read()
-                return HostileOutcome(verdict: read.oda.result == .verified && read.conflicts.isEmpty, vouched: vouched(read), shown: shown(read))
+                // `emv read` exits 0 unless ODA failed (65) or the CA index is unknown (1).
+                let exitZero = read.oda.result != .failed && read.oda.result != .unknownCAIndex
+                let verdict = read.oda.result == .verified && read.conflicts.isEmpty
+                return HostileOutcome(verdict: verdict, vouched: vouched(read), shown: shown(read), unprovenExitZero: !verdict && exitZero)
             } claims: { result in
                 // A verified read names the card's own PAN (the emulator's truth), never another.
                 guard case .success(let o) = result, o.verdict else { return nil }

@@ -54,6 +54,9 @@ struct MRTDMatrixTests {
         return groups.joined(separator: " ") + " | SOD \(read.dump.sod.map { Hex.encode(Array(Digest.sha256.hash($0).prefix(8))) } ?? "-")"
             + " | CA \(report.chipAuthentication.status.rawValue) AA \(report.activeAuthentication.status.rawValue) PA \(report.passiveAuthentication.valid)"
             + " | withheld \(read.withheldDataGroups) protected \(read.protectedDataGroups)"
+            // The access a genuine read ran: a middle must not bring a PACE chip down to BAC and
+            // keep the verdict (issue 48's downgrade; the helper's revert table, row 9).
+            + " | access \(read.access)"
     }
 
     static func shown(_ read: MRTDDocumentRead, _ report: MRTDReport) -> String {

@@ -50,6 +50,12 @@ public final class HostileChannel: CardChannel {
             exchanges.append((command, []))
             throw HostileTransmitError()
         }
+        if index == target, mutation == .withheld {
+            // The card never sees the command; the middle says it went well.
+            applied = (index, [], [0x90, 0x00])
+            exchanges.append((command, [0x90, 0x00]))
+            return [0x90, 0x00]
+        }
         let answer = card.process(command)
         var response = answer
         if index == target, let mutation {

@@ -41,12 +41,18 @@ public struct HostileOutcome: Sendable {
     /// do without): one the mutated run shows must equal the clean run's; one it leaves out is
     /// no claim.
     public var partsIfGiven: [String: String]
+    /// The run ends without the verdict, yet in a way a script takes as success (exit 0: "no
+    /// key for this scheme", "not verified"). A card that earns the verdict in the clean run
+    /// must not be brought there by a man in the middle: under a mutation it ends verified with
+    /// the same answer, or failed (a non-zero exit), never downgraded to an unproven exit 0.
+    public var unprovenExitZero: Bool
 
-    public init(verdict: Bool, vouched: String, shown: String, partsIfGiven: [String: String] = [:]) {
+    public init(verdict: Bool, vouched: String, shown: String, partsIfGiven: [String: String] = [:], unprovenExitZero: Bool = false) {
         self.verdict = verdict
         self.vouched = vouched
         self.shown = shown
         self.partsIfGiven = partsIfGiven
+        self.unprovenExitZero = unprovenExitZero
     }
 }
 
@@ -276,7 +282,7 @@ public enum HostileMatrix {
         let limit = max(64, cleanExchanges.count * 4 + 64)
         /// Whether `mutation` has anything to act on at exchange `i`, judged on the clean run's answer.
         func applies(_ mutation: HostileMutation, at i: Int) -> Bool {
-            guard mutation != .transmitError else { return true }
+            guard mutation != .transmitError, mutation != .withheld else { return true }
             let key = HostileChannel.replayKey(cleanExchanges[i].command)
             let before = cleanExchanges[..<i].filter { HostileChannel.replayKey($0.command) == key }.map(\.response)
             let prior = mutation == .replay ? [cleanExchanges[i].response] + before : before
@@ -350,6 +356,8 @@ public enum HostileMatrix {
                     for (part, value) in outcome.partsIfGiven.sorted(by: { $0.key < $1.key }) where clean.partsIfGiven[part] != value {
                         fail(.sameVerdict, "verdict kept with another \(part): \(value), clean \(clean.partsIfGiven[part] ?? "not given")")
                     }
+                } else if clean.verdict && outcome.unprovenExitZero {
+                    fail(.sameVerdict, "downgraded: the clean run earns the verdict, this one ends unproven with exit 0: \(outcome.vouched)")
                 }
             } else if let expected = op.expectVerdict, outcome.verdict != expected {
                 fail(.sameVerdict, "the clean run's verdict is \(outcome.verdict), the card's truth \(expected): \(outcome.vouched)")

@@ -35,12 +35,15 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
     case replay
     /// The reader's transmit fails (`SCARD_E_NOT_TRANSACTED`, a card pulled and put back).
     case transmitError
+    /// The command never reaches the card, and the middle answers `90 00` for it: a write, a
+    /// DELETE, a CommitPerso the card never saw, reported done (the review of issue 48).
+    case withheld
 
     /// Every mutation of the issue, in a fixed order.
     public static let allCases: [HostileMutation] =
         [0x6A82, 0x6982, 0x6985, 0x6700, 0x6D00, 0x6F00, 0x6283, 0x6300, 0x9000, 0x6401].map { .statusWord($0) }
         + [0x00, 0x0B, 0x90, 0xAF].map { .oneByte($0) }
-        + [.empty, .cutOneByte, .cutHalf, .flipData, .flipDataEarly, .flipMAC, .flipSignature, .tlvEmpty, .tlvDuplicate, .tlvLengthPastEnd, .replay, .transmitError]
+        + [.empty, .cutOneByte, .cutHalf, .flipData, .flipDataEarly, .flipMAC, .flipSignature, .tlvEmpty, .tlvDuplicate, .tlvLengthPastEnd, .replay, .transmitError, .withheld]
 
     public var description: String {
         switch self {
@@ -58,6 +61,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .tlvLengthPastEnd: "tlv-length-past-end"
         case .replay: "replay"
         case .transmitError: "transmit-error"
+        case .withheld: "withheld-9000"
         }
     }
 
@@ -88,6 +92,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .tlvLengthPastEnd: out = HostileTLV.firstLeafPastEnd(data).map { $0 + sw }
         case .replay: out = earlier.last { $0 != response }
         case .transmitError: out = nil
+        case .withheld: out = [0x90, 0x00]
         }
         return out == response ? nil : out
     }
