@@ -19,11 +19,14 @@ extension CardManager {
                 throw GlobalPlatformError(.policy, "package \(aid.hexString) has \(instances.count) instance\(instances.count == 1 ? "" : "s") (\(instances.map(\.aid.hexString).joined(separator: ", "))): delete them too with --deps")
             }
         }
-        try deleteUnchecked(aid: aid, related: related)
         // The registry read again shows it gone, and with --deps what depended on it.
-        try confirm("DELETE \(aid.hexString)") { entries in
-            !entries.contains { $0.aid == aid || (related && $0.loadFile == aid) }
+        let gone = { (entries: [RegistryEntry]) in !entries.contains { $0.aid == aid || (related && $0.loadFile == aid) } }
+        do {
+            try deleteUnchecked(aid: aid, related: related)
+        } catch let refusal as GlobalPlatformError where refusal.kind == .refused {
+            throw settleRefusal("DELETE \(aid.hexString)", refusal.statusWord, gone)
         }
+        try confirm("DELETE \(aid.hexString)", gone)
     }
 
     /// Whether this session's answers carry an R-MAC (SCP03, or SCP02 with R-MAC in the level):
@@ -33,10 +36,32 @@ extension CardManager {
 
     /// A change's 90 00 is not its proof: the registry is read again and must show it (issue 52).
     /// One that does not is reported as not done, never as done.
+    /// Neither a failed read nor a registry without the change proves it was not made (an
+    /// unauthenticated answer may be a replay: issue 49's matrix): "not confirmed", nothing claimed.
     func confirm(_ change: String, _ shows: ([RegistryEntry]) -> Bool) throws {
-        guard shows(try registry()) else {
-            throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry read again does not show it: not done")
+        let entries: [RegistryEntry]
+        do { entries = try registry() } catch {
+            throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry could not be read again (\(error)): not confirmed, it may or may not be done")
         }
+        guard shows(entries) else {
+            throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry read again does not show it: not confirmed, not claimed done")
+        }
+    }
+
+    /// A change's error status word is not its proof either: a reader or a man in the middle can
+    /// put it in place of the card's 90 00 after the card made the change (issue 49's matrix).
+    /// The registry read again settles it: the change there, an error that says it was done;
+    /// not there, the refusal (nothing changed); unreadable, an error that says either may hold.
+    func settleRefusal(_ change: String, _ status: StatusWord?, _ shows: ([RegistryEntry]) -> Bool) -> GlobalPlatformError {
+        let word = status?.hex ?? "an error"
+        let entries: [RegistryEntry]
+        do { entries = try registry() } catch {
+            return GlobalPlatformError(.malformed, "the card answered \(word) to \(change), and its registry could not be read again (\(error)): it may or may not be done")
+        }
+        if shows(entries) {
+            return GlobalPlatformError(.malformed, "the card answered \(word) to \(change), yet its registry read again shows it done: done, and something between the card and us changed the answer")
+        }
+        return GlobalPlatformError(.refused, "\(change) refused: \(word)", statusWord: status)
     }
 
     /// DELETE without the registry check: a partial load file, which the registry does not list.
@@ -56,7 +81,9 @@ extension CardManager {
         let state = locked ? entry.lifeCycle | 0x80 : entry.lifeCycle & 0x7F
         let answer = try send(CommandAPDU(cla: 0x80, ins: 0xF0, p1: entry.kind == .securityDomain ? 0x60 : 0x40, p2: state, data: aid))
         guard answer.statusWord == .success else {
-            throw GlobalPlatformError(.refused, "SET STATUS \(aid.hexString) refused: \(answer.statusWord.hex)", statusWord: answer.statusWord)
+            throw settleRefusal("SET STATUS \(aid.hexString) (\(locked ? "lock" : "unlock"))", answer.statusWord) { entries in
+                entries.contains { $0.aid == aid && $0.isLocked == locked }
+            }
         }
         try confirm("SET STATUS \(aid.hexString) (\(locked ? "lock" : "unlock"))") { entries in
             entries.contains { $0.aid == aid && $0.isLocked == locked }
@@ -67,7 +94,7 @@ extension CardManager {
     public func lockCard() throws {
         let answer = try send(CommandAPDU(cla: 0x80, ins: 0xF0, p1: 0x80, p2: 0x7F))
         guard answer.statusWord == .success else {
-            throw GlobalPlatformError(.refused, "SET STATUS (card lock) refused: \(answer.statusWord.hex)", statusWord: answer.statusWord)
+            throw settleRefusal("SET STATUS (card lock)", answer.statusWord) { entries in entries.contains { $0.kind == .issuerSecurityDomain && $0.isLocked } }
         }
         try confirm("SET STATUS (card lock)") { entries in
             entries.contains { $0.kind == .issuerSecurityDomain && $0.isLocked }

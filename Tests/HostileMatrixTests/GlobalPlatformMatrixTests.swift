@@ -92,6 +92,43 @@ struct GlobalPlatformMatrixTests {
         }
     }
 
+    static let package: [UInt8] = [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01]
+    static let instances: [[UInt8]] = [[0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x01], [0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0x01, 0x02]]
+
+    /// What a change's error says of the card: nothing changed ("refused", "not done"), or
+    /// nothing either way.
+    static func claimsUnchanged(_ error: any Error) -> Bool {
+        guard let e = error as? GlobalPlatformError else { return false }
+        return e.kind == .refused || e.message.contains("not done") || e.message.contains("nothing was")
+    }
+
+    /// `gp delete` of an instance and `gp lock` of the other: "done" against the card's registry,
+    /// and a refusal or "not done" against it too (issue 52's confirmation by the registry).
+    static func change(_ scp: CardManagerModel.SCP, i: UInt8? = nil, lock: Bool) -> HostileOperation {
+        HostileOperation(family: "GlobalPlatform", name: (lock ? "lock " : "delete ") + "\(scp)" + (i.map { " i=\(Hex.encode([$0]))" } ?? ""),
+                         secrets: secrets, counted: counted) {
+            let card = CardManagerModel(scp, i: i)
+            card.preinstall(package: package, modules: [instances[0]], instances: instances)
+            let target = lock ? instances[1] : instances[0]
+            func changed() -> Bool {
+                guard let entry = card.current.entries.first(where: { $0.aid == target }) else { return !lock }
+                return lock && entry.lifeCycle & 0x80 != 0
+            }
+            return HostileRun(card: card) { context in
+                let manager = CardManager(transport: context.transport())
+                try manager.authenticate(keys: .testKeys)
+                if lock { try manager.setLocked(aid: target, true) } else { try manager.delete(aid: target) }
+                return HostileOutcome(verdict: true, vouched: lock ? "locked" : "deleted", shown: lock ? "locked" : "deleted")
+            } claims: { result in
+                switch result {
+                case .success: return changed() ? nil : "reported \(lock ? "locked" : "deleted"); the card's registry does not show it"
+                case .failure(let error) where claimsUnchanged(error): return changed() ? "said not done (\(error)); the card did it" : nil
+                case .failure: return nil
+                }
+            }
+        }
+    }
+
     static var operations: [String: HostileOperation] {
         var ops: [String: HostileOperation] = [:]
         for scp in CardManagerModel.SCP.allCases {
@@ -99,6 +136,10 @@ struct GlobalPlatformMatrixTests {
             ops["list \(scp)"] = list(scp, expectVerdict: scp == .scp03)
             ops["put-key \(scp) new set"] = putKey(scp, replacingCurrent: false)
             ops["put-key \(scp) replacing"] = putKey(scp, replacingCurrent: true)
+        }
+        for scp in CardManagerModel.SCP.allCases {
+            ops["delete \(scp)"] = change(scp, lock: false)
+            ops["lock \(scp)"] = change(scp, lock: true)
         }
         // SCP02 with R-MAC (i=35): every answer authenticated, so the listing vouches.
         ops["list scp02 i=35"] = list(.scp02, i: 0x35, expectVerdict: true)
