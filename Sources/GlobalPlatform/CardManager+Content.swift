@@ -39,26 +39,43 @@ extension CardManager {
     /// Neither a failed read nor a registry without the change proves it was not made (an
     /// unauthenticated answer may be a replay: issue 49's matrix): "not confirmed", nothing claimed.
     func confirm(_ change: String, _ shows: ([RegistryEntry]) -> Bool) throws {
-        let entries: [RegistryEntry]
-        do { entries = try registry() } catch {
+        let read: (entries: [RegistryEntry], proven: Bool)
+        do { read = try registryReadAgain() } catch {
             throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry could not be read again (\(error)): not confirmed, it may or may not be done")
         }
-        guard shows(entries) else {
+        guard shows(read.entries) else {
             throw GlobalPlatformError(.malformed, "the card answered 90 00 to \(change), but its registry read again does not show it: not confirmed, not claimed done")
         }
+        // With R-MAC the 90 00 itself carried the card's MAC; below it every answer, the listing's
+        // too, is the card's unauthenticated word, and the output says so.
+    }
+
+    /// The registry read again, and whether it is the card's own word: every answer carried an
+    /// R-MAC, and no kind came back empty by a bare `6A 88` (which carries none).
+    func registryReadAgain() throws -> (entries: [RegistryEntry], proven: Bool) {
+        let unproven = unprovenEmptyKinds.count
+        let entries = try registry()
+        return (entries, answersAuthenticated && unprovenEmptyKinds.count == unproven)
     }
 
     /// A change's error status word is not its proof either: a reader or a man in the middle can
     /// put it in place of the card's 90 00 after the card made the change (issue 49's matrix).
-    /// The registry read again settles it: the change there, an error that says it was done;
-    /// not there, the refusal (nothing changed); unreadable, an error that says either may hold.
+    /// Only a registry read again that is the card's own word settles it: the change there, an
+    /// error that says it was done; not there, the refusal (nothing changed). An unauthenticated
+    /// registry (no R-MAC, or a kind answered by a bare 6A 88) or none at all settles nothing:
+    /// an error that claims neither (the review of issue 49: a middle's 6A 88 to every GET STATUS
+    /// had turned a card lock the card made into "refused").
     func settleRefusal(_ change: String, _ status: StatusWord?, _ shows: ([RegistryEntry]) -> Bool) -> GlobalPlatformError {
         let word = status?.hex ?? "an error"
-        let entries: [RegistryEntry]
-        do { entries = try registry() } catch {
-            return GlobalPlatformError(.malformed, "the card answered \(word) to \(change), and its registry could not be read again (\(error)): it may or may not be done")
+        let read: (entries: [RegistryEntry], proven: Bool)
+        do { read = try registryReadAgain() } catch {
+            return GlobalPlatformError(.malformed, "the card answered \(word) to \(change), and its registry could not be read again (\(error)): not confirmed, it may or may not be done")
         }
-        if shows(entries) {
+        guard read.proven else {
+            return GlobalPlatformError(.malformed, "the card answered \(word) to \(change); the registry read again is not authenticated (no R-MAC on every answer) and "
+                + "\(shows(read.entries) ? "shows it done" : "does not show it"): not confirmed, it may or may not be done")
+        }
+        if shows(read.entries) {
             return GlobalPlatformError(.malformed, "the card answered \(word) to \(change), yet its registry read again shows it done: done, and something between the card and us changed the answer")
         }
         return GlobalPlatformError(.refused, "\(change) refused: \(word)", statusWord: status)

@@ -42,7 +42,8 @@ extension DESFireCard {
     /// - Parameters:
     ///   - number: the key's number in the selected application (or 0 at card level).
     ///   - new: the key's new value; its type may differ from the old key's.
-    ///   - old: the key's current value; needed unless it is the authenticated key.
+    ///   - old: the key's current value; needed unless it is the authenticated key (give it all
+    ///     the same: after an error answer to ChangeKey it proves the key unchanged).
     ///   - confirmed: required when `changeKeyRisk` names a risk.
     ///   - settings: the application's key settings when known (for `changeKeyRisk`).
     /// - Throws: `DESFireError` (`.needsConfirmation` before anything is sent); the channel's
@@ -100,13 +101,17 @@ extension DESFireCard {
             }
         } catch let refusal as DESFireError where refusal.statusWord != nil || refusal.kind == .badCryptogram || refusal.kind == .malformed {
             // A refusal, or an answer whose MAC fails, is only an answer: a reader or a man in the
-            // middle can put it in place of the card's 91 00 after the card changed the key
-            // (issue 49). The new key decides: the card authenticates with it, or the change did
-            // not happen (the cryptogram carries no other value the key could have taken).
+            // middle can put it in place of the card's 91 00 after the card changed the key, and
+            // answer the authentication after it too (issue 49's matrix; its review). Each claim
+            // needs its own proof: the old key authenticates (refused, nothing changed), the new
+            // one does (done), or neither does (not confirmed: the key may be either).
+            if let old, (try? authenticate(keyNumber: number, key: old, scheme: application == .picc || session.scheme == .ev2 ? nil : session.scheme.accepting(old.type))) != nil {
+                throw refusal
+            }
             do {
                 try authenticate(keyNumber: number, key: new, scheme: scheme)
-            } catch let e as DESFireError where e.kind == .authenticationError || e.kind == .badCryptogram || e.kind == .integrityError {
-                throw refusal
+            } catch {
+                throw DESFireError(.badCryptogram, "\(refusal.message); and neither the old key given nor the new one authenticates now: not confirmed, key \(number) may be either (a 91 1E from the card itself means the old key given is not the key's value)")
             }
             return DESFireKeyChange(keyNumber: number, version: new.version, proved: true, answerContradicted: refusal.message)
         }

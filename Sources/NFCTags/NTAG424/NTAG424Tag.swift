@@ -98,9 +98,9 @@ public final class NTAG424Tag {
     ///
     /// A refusal, or an answer whose MAC fails, is only an answer: a reader or a man in the middle
     /// can put it in place of the tag's `91 00` after the tag changed the key (issue 49). After
-    /// one, the new key decides: when the tag authenticates with it, the change happened and the
-    /// result says so (`answerContradicted`, the session now that key's); otherwise the refusal
-    /// is thrown and the key is the old one (the command carries no other value it could take).
+    /// one, authentications decide: the old key (the refusal is thrown: nothing changed), else the
+    /// new key (the change happened: `answerContradicted`, the session now that key's), else an
+    /// error that claims neither.
     @discardableResult
     public func changeKey(_ number: UInt8, to new: [UInt8], from old: [UInt8], version: UInt8) throws -> DESFireKeyChange {
         guard let session, session.keyNumber == 0 else { throw NTAG424Error(.permissionDenied, "ChangeKey needs an authentication with key 0 first") }
@@ -116,10 +116,14 @@ public final class NTAG424Tag {
                                 what: "ChangeKey \(number)", secret: true)
             }
         } catch let refusal as NTAG424Error where refusal.statusWord != nil || refusal.kind == .badCryptogram || refusal.kind == .malformed {
+            // Each claim its own proof (the review of issue 49: a faked failure of the new key's
+            // authentication had turned a change into "refused"): the old key authenticates,
+            // the new one does, or neither does.
+            if (try? authenticate(keyNumber: number, key: old)) != nil { throw refusal }
             do {
                 try authenticate(keyNumber: number, key: new)
-            } catch let e as NTAG424Error where e.kind == .authenticationError || e.kind == .badCryptogram || e.kind == .integrityError {
-                throw refusal
+            } catch {
+                throw NTAG424Error(.badCryptogram, "\(refusal.message); and neither the old key given nor the new one authenticates now: not confirmed, key \(number) may be either (a 91 1E from the card itself means the old key given is not the key's value)")
             }
             return DESFireKeyChange(keyNumber: number, version: version, proved: true, answerContradicted: refusal.message)
         }

@@ -100,11 +100,11 @@ extension APDUCommand {
                         newKey = try newOrMaster.diversified(input: try uid(card) + aid.wire + hexArgument(diversify, option: "--diversify", allowEmpty: true))
                     }
                     let settings = aid == .picc ? nil : try? card.keySettings()
-                    return try card.changeKey(number, to: newKey, from: sameKey ? nil : old, confirmed: yes, settings: settings)
+                    return try card.changeKey(number, to: newKey, from: old, confirmed: yes, settings: settings)
                 }
             } catch let e as DESFireError where e.kind == .needsConfirmation || e.status != nil || e.kind == .parameterError {
-                // Refused before the change, or by the card, and the card does not authenticate with
-                // the new key (changeKey tries it after a refusal): nothing changed.
+                // Refused before the change, or by the card with the old key proved still in place
+                // (changeKey authenticates with it after a refusal): nothing changed.
                 throw e
             } catch let e as Failure {
                 throw e
