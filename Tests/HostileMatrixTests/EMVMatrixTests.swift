@@ -37,7 +37,12 @@ struct EMVMatrixTests {
     static func read(_ name: String, expectVerdict: Bool?, mutationMayEarnVerdict: Bool = false,
                      card make: @escaping @Sendable () -> PaymentCardModel) -> HostileOperation {
         let sample = make()
-        var op = HostileOperation(family: "EMV", name: "read \(name)", secrets: secrets(sample), counted: counted, expectVerdict: expectVerdict) {
+        // Beside the mutations, the fields a middle changes to downgrade a proof: the
+        // AIP's DDA bit (a CDA card then spared INTERNAL AUTHENTICATE) and the CA key index 8F
+        // (a proof turned into "no key"): judged by the downgrade clause of invariant 2.
+        let fields: [HostileMutation] = [.tlvXor(tag: [0x82], mask: [0x20]), .tlvXor(tag: [0x80], mask: [0x20]), .tlvXor(tag: [0x8F], mask: [0x01])]
+        var op = HostileOperation(family: "EMV", name: "read \(name)", secrets: secrets(sample), counted: counted, expectVerdict: expectVerdict,
+                                  mutations: HostileMutation.allCases + fields) {
             let card = make()
             return HostileRun(card: card) { context in
                 let reader = PaymentCardReader(transport: context.transport(), caKeys: keys, terminal: TerminalData(date: [0x26, 0x11, 0x27]))

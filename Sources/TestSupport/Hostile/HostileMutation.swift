@@ -38,6 +38,10 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
     /// The command never reaches the card, and the middle answers `90 00` for it: a write, a
     /// DELETE, a CommitPerso the card never saw, reported done (the review of issue 48).
     case withheld
+    /// The value of the first primitive TLV with this tag XORed with `mask` (from its first
+    /// byte): a chosen field changed on the way, the EMV AIP's DDA bit or the CA key index (8F).
+    /// Not among `allCases`: a family lists the fields that matter to it.
+    case tlvXor(tag: [UInt8], mask: [UInt8])
 
     /// Every mutation of the issue, in a fixed order.
     public static let allCases: [HostileMutation] =
@@ -62,6 +66,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .replay: "replay"
         case .transmitError: "transmit-error"
         case .withheld: "withheld-9000"
+        case .tlvXor(let tag, let mask): "tlv-\(Hex.encode(tag))-xor-\(Hex.encode(mask))"
         }
     }
 
@@ -93,6 +98,7 @@ public enum HostileMutation: Hashable, Sendable, CustomStringConvertible, CaseIt
         case .replay: out = earlier.last { $0 != response }
         case .transmitError: out = nil
         case .withheld: out = [0x90, 0x00]
+        case .tlvXor(let tag, let mask): out = HostileTLV.xorFirst(data, tag: tag, mask: mask).map { $0 + sw }
         }
         return out == response ? nil : out
     }
@@ -179,6 +185,21 @@ enum HostileTLV {
             if n.constructed { if let leaf = firstLeaf(n.children) { return leaf } } else if !n.value.isEmpty { return n }
         }
         return nil
+    }
+
+    static func first(_ nodes: [Node], tag: [UInt8]) -> Node? {
+        for n in nodes {
+            if !n.constructed, n.tag == tag, !n.value.isEmpty { return n }
+            if n.constructed, let found = first(n.children, tag: tag) { return found }
+        }
+        return nil
+    }
+
+    static func xorFirst(_ b: [UInt8], tag: [UInt8], mask: [UInt8]) -> [UInt8]? {
+        guard !b.isEmpty, let nodes = parse(b, 0..<b.count), let leaf = first(nodes, tag: tag), leaf.value.count >= mask.count else { return nil }
+        var value = Array(b[leaf.value])
+        for (i, m) in mask.enumerated() { value[i] ^= m }
+        return encode(b, nodes) { $0.header == leaf.header ? Array(b[leaf.header]) + value : nil }
     }
 
     static func emptyFirstLeaf(_ b: [UInt8]) -> [UInt8]? {
