@@ -97,11 +97,27 @@ extension MifarePlusCard {
                 throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
                                             state: "the block may have been written: it holds its old 16 bytes or the new ones (a block write is atomic on the chip); read it to see which\(restore)", underlying: error)
             case .answered:
-                if let e = error as? MifarePlusError, e.kind == .macMismatch {
-                    throw MifarePlusInterrupted(operation: "the write of \(MifarePlusBlockNumber.words(block))",
-                                                state: "the answer does not prove the card wrote: the block holds its old 16 bytes or the new ones\(restore)", underlying: error)
+                // Only a 90 carries the card's MAC: any other answer (a refusal, nothing, a MAC
+                // that fails) anyone between the tool and the card can give (issue 49's matrix:
+                // "refused" while the block held the new bytes). A data block read again under
+                // a fresh authentication settles it; another block cannot be read.
+                let what = "the write of \(MifarePlusBlockNumber.words(block))"
+                guard isData, let old else {
+                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way: the \(isData ? "block" : "key or configuration block") holds its old value or the new one\(restore)", underlying: error)
                 }
-                throw error
+                let back: [UInt8]
+                do {
+                    forgetSession()
+                    try authenticate(number, key: key, first: true)
+                    back = try read(block: block, count: 1)
+                } catch {
+                    throw MifarePlusInterrupted(operation: what, state: "the answer does not prove the card wrote, and the block could not be read again: it holds its old 16 bytes or the new ones (a block write is atomic on the chip)\(restore)", underlying: error)
+                }
+                if back == old { throw error }
+                if back == data {
+                    throw MifarePlusInterrupted(operation: what, state: "the block holds the new 16 bytes (read again under MAC): the card wrote them, and something between the tool and the card changed its answer\(restore)", underlying: error)
+                }
+                throw MifarePlusInterrupted(operation: what, state: "the block reads again as neither the old nor the new bytes (\(back.hexString))\(restore)", underlying: error)
             }
         }
         guard isData else { return (old, nil) }
@@ -134,11 +150,18 @@ extension MifarePlusCard {
     ///   - allowingAbsentSectors: the caller accepts a card without sectors 32-39 (a 2K S or X).
     ///   - keepingFactoryKeys: the caller accepts that CommitPerso to SL3 leaves the sector keys
     ///     `keys` does not hold at the factory value (FF…FF, which anyone may use).
-    /// - Returns: the key numbers the card answered `09` to (with `allowingAbsentSectors`).
+    ///   - reactivate: resets the card (the level CommitPerso sets holds from the next
+    ///     activation) and gives a transport to it and its new ATR. After CommitPerso the level is
+    ///     checked there (`confirmCommit`): CommitPerso's `90` carries no MAC in SL0, and anyone
+    ///     between the tool and the card can say it (review of issue 48). Not called without
+    ///     `commit`.
+    /// - Returns: the key numbers the card answered `09` to (with `allowingAbsentSectors`), and
+    ///   after CommitPerso how the new level was shown.
     @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel?, generation: MifarePlusGeneration,
                             sectors: Int, storageKnown: Bool = true, confirmed: Bool, keepingFactoryKeys: Bool = false,
-                            allowingAbsentSectors: Bool = false, again: String) throws -> [UInt16] {
+                            allowingAbsentSectors: Bool = false, again: String,
+                            reactivate: () throws -> (transport: APDUTransport, atr: [UInt8])) throws -> MifarePlusPersonalization {
         for entry in keys.keys where !MifarePlusBlockNumber.isPersonalizable(entry.number, sectors: sectors) {
             throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(entry.number)) is not a block WritePerso takes on a \(sectors)-sector card; nothing was written")
         }
@@ -187,7 +210,7 @@ extension MifarePlusCard {
                                   + "the other \(keys.keys.count - skipped.count) were, and CommitPerso was not sent (the card is still in SL0). A 2K card has no sectors 32-39; "
                                   + "if this is one, run again with --allow-absent-sectors", status: .invalidBlockNumber)
         }
-        guard let commit else { return skipped }
+        guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil) }
         do {
             try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
         } catch let e as MifarePlusError where e.kind == .status && e.status == .notInThisState {
@@ -198,38 +221,63 @@ extension MifarePlusCard {
             }
             throw error
         }
-        return skipped
+        let unconfirmed = "CommitPerso was answered 90, which proves nothing in SL0: the card is in SL0 or in \(commit); apdu plus info tells"
+        let again: (transport: APDUTransport, atr: [UInt8])
+        do { again = try reactivate() } catch {
+            throw MifarePlusInterrupted(operation: "the re-activation after CommitPerso", state: unconfirmed, underlying: error)
+        }
+        let shown: String
+        do { shown = try Self.confirmCommit(to: commit, transport: again.transport, atr: again.atr, keys: keys) } catch let e as MifarePlusError
+            where e.kind == .status || e.kind == .authenticationFailed || e.kind == .wrongCard {
+            throw e
+        } catch {
+            // The check itself cut short: it showed nothing.
+            throw MifarePlusInterrupted(operation: "the check of the level after CommitPerso", state: unconfirmed, underlying: error)
+        }
+        return MifarePlusPersonalization(notWritten: skipped, levelShown: shown)
     }
 
     /// After CommitPerso and a re-activation of the card (a reset: the level CommitPerso sets
     /// holds from the next activation), the level the card shows, as `apdu plus info` finds it:
-    /// the WritePerso probe (block 9090, which exists on no card, so nothing is written), and for
-    /// SL3, when `masterKey` (the 9000 key written) is known, AuthenticateFirst with it, which
-    /// only a card holding that key in SL3 can answer. CommitPerso's own `90` carries no MAC in
-    /// SL0: anyone between the tool and the card can say it (review of issue 48).
-    /// - Returns: how the level was shown, in words.
-    /// - Throws: `.status` when the card is still in SL0 (CommitPerso did not take) or shows
-    ///   another level; `.authenticationFailed` when it refuses the 9000 key.
-    public static func confirmCommit(to commit: MifarePlusSecurityLevel, transport: APDUTransport, atr: [UInt8], masterKey: MifarePlusKey?) throws -> String {
+    /// the WritePerso probe (block 9090, which exists on no card, so nothing is written). In SL3
+    /// every AES key of `keys` that SL3 uses (the sector keys, 9000 and 9001) then proves itself
+    /// by AuthenticateFirst, which only a card holding that key can answer; the session is
+    /// dropped after each, and nothing is written. Neither CommitPerso's `90` nor WritePerso's
+    /// carries a MAC in SL0: anyone between the tool and the card can say them (reviews of issue
+    /// 48 and 49: "in SL3" for a card a middle kept in SL0, a sector key a middle never passed
+    /// on left at the factory value under "done"). 9002 and 9003 switch to SL2 and SL3, which
+    /// an SL3 card has no more use for; an SL1 card shows only a MIFARE Classic's face, so its
+    /// AES keys cannot prove themselves until it is switched.
+    /// - Returns: how the level (and the keys) were shown, in words.
+    /// - Throws: `.status` when the card answers as in SL0 or shows another level;
+    ///   `.authenticationFailed` when it refuses a key written.
+    public static func confirmCommit(to commit: MifarePlusSecurityLevel, transport: APDUTransport, atr: [UInt8], keys: MifarePlusKeyFile) throws -> String {
         let card: MifarePlusCard, id: MifarePlusIdentity
         do { (card, id) = try identify(transport, atr: atr) } catch let e as MifarePlusError where e.kind == .wrongCard && commit == .sl1 {
             // An S or X in SL1 shows only a Classic's face, which it did not show in SL0.
             guard let name = (try? ATR(bytes: atr))?.storageCard?.cardName else { throw e }
-            return "the reader now names a storage card \(Hex.encode([UInt8(name >> 8), UInt8(name & 0xFF)])) (a MIFARE Classic's face: SL1)"
+            return "the reader now names a storage card \(Hex.encode([UInt8(name >> 8), UInt8(name & 0xFF)])) (a MIFARE Classic's face: SL1; the AES keys written prove themselves only once the card is in SL3)"
         }
         guard id.level == commit else {
             if id.level == .sl0 {
-                throw MifarePlusError(.status, "the card is still in SL0 after re-activation (the WritePerso probe answered 09: WritePerso is open): CommitPerso did not take, whatever its answer said; run the same command again", status: .invalidBlockNumber)
+                // The probe's 09 carries no MAC either: it says SL0, it does not prove it.
+                throw MifarePlusError(.status, "after re-activation the card answers as in SL0 (the WritePerso probe answered 09: WritePerso is open): CommitPerso is not confirmed, whatever its answer said; run the same command again", status: .invalidBlockNumber)
             }
             throw MifarePlusError(.status, "after re-activation the card shows \(id.level.map { "\($0)" } ?? "no security level") rather than \(commit): CommitPerso is unconfirmed; apdu plus info tells")
         }
         guard commit == .sl3 else { return "\(id.evidence.first { $0.claim.hasPrefix("security level") }?.evidence ?? "the card's answers")" }
-        guard let masterKey else { return "the WritePerso probe answered 0B (no key given to authenticate with)" }
-        do { try card.authenticate(MifarePlusBlockNumber.cardMasterKey, key: masterKey) } catch let e as MifarePlusError where e.kind == .authenticationFailed {
-            throw MifarePlusError(.authenticationFailed, "after re-activation the card does not authenticate with the 9000 key just written (\(e.message)): CommitPerso to SL3 is unconfirmed; apdu plus info tells", status: e.status)
+        // The last value given for a number is the one WritePerso left.
+        var written: [UInt16: MifarePlusKey] = [:]
+        for entry in keys.keys { written[entry.number] = entry.key }
+        let provable = written.keys.filter { (0x4000...0x404F).contains($0) || $0 == MifarePlusBlockNumber.cardMasterKey || $0 == MifarePlusBlockNumber.cardConfigurationKey }.sorted()
+        guard !provable.isEmpty else { return "the WritePerso probe answered 0B (no key given to authenticate with)" }
+        for number in provable {
+            do { try card.authenticate(number, key: written[number]!) } catch let e as MifarePlusError where e.kind == .authenticationFailed {
+                throw MifarePlusError(.authenticationFailed, "the card is in SL3, but it does not authenticate with the \(MifarePlusBlockNumber.words(number)) key written (\(e.message)): it holds another value (the factory FF…FF if WritePerso of it never reached the card), whatever WritePerso's answer said; apdu plus info tells", status: e.status)
+            }
+            card.forgetSession()
         }
-        card.forgetSession()
-        return "the WritePerso probe answered 0B and the card authenticated with the 9000 key written"
+        return "the WritePerso probe answered 0B and the card authenticated with each of the \(provable.count) AES keys written that SL3 uses"
     }
 
     /// The sectors (of `sectors`) whose key A or B is not in `given`, in words: "sector 1 (key B),
@@ -285,4 +333,12 @@ extension MifarePlusCard {
         let input = uid + MifarePlusSession.le(keyNumber) + systemIdentifier
         return MifarePlusKey(try AN10922.diversify(masterKey: master.bytes, input: input))!
     }
+}
+
+/// What `MifarePlusCard.personalize` did.
+public struct MifarePlusPersonalization: Sendable, Equatable {
+    /// The keys the card answered `09` (no such block) to, not written (`allowingAbsentSectors`).
+    public var notWritten: [UInt16]
+    /// After CommitPerso: how the card showed its new level once re-activated (nil: no commit).
+    public var levelShown: String?
 }

@@ -66,15 +66,23 @@ public final class MifarePlusTag: ConnectedTag, NFCMiFareTag, @unchecked Sendabl
     /// configuration blocks B000-B003 among the keys do). A commit to SL3 that leaves sector keys
     /// at the factory value needs `keepingFactoryKeys`. On an S or X whose size nothing told, keys
     /// of sectors 32-39 the card answers `09` to are an error naming them (before CommitPerso),
-    /// unless `allowingAbsentSectors` (a 2K card); the keys not written are returned.
+    /// unless `allowingAbsentSectors` (a 2K card). After CommitPerso the card is reset in the same
+    /// transaction and its new level checked (CommitPerso's `90` carries no MAC in SL0): the
+    /// result says how; a card that does not show the level throws.
     @discardableResult
     public func personalize(_ keys: MifarePlusKeyFile, commit: MifarePlusSecurityLevel? = nil, confirmed: Bool = false,
-                            keepingFactoryKeys: Bool = false, allowingAbsentSectors: Bool = false) async throws -> [UInt16] {
+                            keepingFactoryKeys: Bool = false, allowingAbsentSectors: Bool = false) async throws -> MifarePlusPersonalization {
         let identity = self.identity
-        return try await run { card in
-            try card.personalize(keys, commit: commit, generation: identity.generation, sectors: identity.sectors ?? 40,
-                                 storageKnown: identity.sectors != nil, confirmed: confirmed, keepingFactoryKeys: keepingFactoryKeys,
-                                 allowingAbsentSectors: allowingAbsentSectors, again: "personalize again with the same keys")
+        let box = SendableBox(card)
+        return try await connection.perform { [connection] pcsc in
+            try pcsc.withTransaction {
+                try box.value.personalize(keys, commit: commit, generation: identity.generation, sectors: identity.sectors ?? 40,
+                                          storageKnown: identity.sectors != nil, confirmed: confirmed, keepingFactoryKeys: keepingFactoryKeys,
+                                          allowingAbsentSectors: allowingAbsentSectors, again: "personalize again with the same keys") {
+                    try pcsc.reconnect(initialization: .reset)
+                    return (connection.transport(pcsc), try pcsc.atr())
+                }
+            }
         }
     }
 

@@ -89,7 +89,10 @@ struct CLIMifarePlusTests {
             #expect(refused.status == 65 && card.block(5) == before, "the old contents' read fails its MAC: nothing is written: \(refused.stderr)")
             card.tamperAnswerMACs(writesOnly: true)
             let write = try runAPDU(["plus", "write", "--block", "5", "--hex", String(repeating: "77", count: 16), "--key", Self.ndefKey, "-r", r])
-            #expect(write.status == 65 && write.stderr.contains("old 16 bytes or the new ones") && write.stderr.contains("apdu plus write --block 5 --hex"), "\(write.stderr)")
+            // The write's answer fails its MAC; the block read again under a fresh authentication
+            // (whose answers verify) shows the write was made: said so, exit 65, with the restore.
+            #expect(write.status == 65 && write.stderr.contains("holds the new 16 bytes (read again under MAC)") && write.stderr.contains("apdu plus write --block 5 --hex")
+                    && card.block(5) == [UInt8](repeating: 0x77, count: 16), "\(write.stderr)")
             card.tamperAnswerMACs(false)
         }
         try await withInsertedCard(MifarePlusModel(.ev1, level: .sl0)) { inserted in
@@ -132,7 +135,7 @@ struct CLIMifarePlusTests {
             #expect(unconfirmed.status == 77 && card.personalized.isEmpty && !unconfirmed.stderr.contains(Self.keyHex), "\(unconfirmed.stderr)")
             let done = try runAPDU(["plus", "personalize", "--commit", "sl3", "--yes", "--trace", "-r", r], environment: ["APDU_MIFARE_PLUS_PERSO_KEY": Self.keyHex])
             #expect(done.status == 0 && done.stdout.contains("wrote 68 keys") && card.level == .sl3, "\(done.stdout)\(done.stderr)")
-            #expect(done.stdout.contains("in SL3 (checked after re-activation: the WritePerso probe answered 0B and the card authenticated with the 9000 key written)"), "\(done.stdout)")
+            #expect(done.stdout.contains("in SL3 (checked after re-activation: the WritePerso probe answered 0B and the card authenticated with each of the "), "\(done.stdout)")
             #expect(!(done.stdout + done.stderr).contains(Self.keyHex) && !(done.stdout + done.stderr).contains(Self.keyHex.separatedPairs), "the trace shows no key")
         }
         try await withInsertedCard(card) { inserted in

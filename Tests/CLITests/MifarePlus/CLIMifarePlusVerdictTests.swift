@@ -197,13 +197,13 @@ struct CLIMifarePlusVerdictTests {
         func process(_ apdu: [UInt8]) -> [UInt8] { forges(apdu) ? answer : card.process(apdu) }
     }
 
-    @Test("CommitPerso a keyless middle answers 90 without passing it on: checked after re-activation, the card is still in SL0; exit 1, no level claimed", arguments: [false, true])
+    @Test("CommitPerso a keyless middle answers 90 without passing it on: checked after re-activation, the card answers as in SL0; exit 1, no level claimed", arguments: [false, true])
     func commitPersoForged(_ json: Bool) async throws {
         let card = MifarePlusModel(.ev1, level: .sl0)
         let mitm = AnswerForger(card, answer: [0x90]) { $0.first == 0xAA }
         try await withInsertedCard(mitm) { inserted in
             let r = try runAPDU(["plus", "personalize", "--all-keys", Self.keyHex, "--commit", "sl3", "--yes", "-r", inserted.reader] + (json ? ["--json"] : []))
-            #expect(r.status == 1 && r.stderr.contains("still in SL0") && r.stderr.contains("CommitPerso did not take"), "\(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.status == 1 && r.stderr.contains("answers as in SL0") && r.stderr.contains("CommitPerso is not confirmed"), "\(r.status) \(r.stdout) \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").count == 1 && r.stdout.isEmpty && !r.stderr.contains(Self.keyHex), "nothing claimed: \(r.stdout) \(r.stderr)")
             let info = try runAPDU(["plus", "info", "-r", inserted.reader])
             #expect(info.stdout.contains("in SL0"), "\(info.stdout)")

@@ -23,6 +23,11 @@ struct MifarePlusEmulatorTests {
         try! MifarePlusCard.identify(APDUTransport(channel: EmulatedChannel(card: model)), atr: model.atr)
     }
 
+    /// The re-activation `personalize` asks for after CommitPerso: the model reset, a new transport.
+    static func reactivate(_ model: MifarePlusModel) -> () throws -> (transport: APDUTransport, atr: [UInt8]) {
+        { model.reset(); return (APDUTransport(channel: EmulatedChannel(card: model)), model.atr) }
+    }
+
     @Test("identify: each generation and level, each claim with its evidence",
           arguments: MifarePlusModel.Generation.allCases)
     func identify(_ generation: MifarePlusModel.Generation) throws {
@@ -185,10 +190,11 @@ struct MifarePlusEmulatorTests {
         let ev1 = MifarePlusModel(.ev1, level: .sl0)
         let (card, _) = Self.card(ev1)
         let keys = MifarePlusKeyFile.everyKey(Self.key, sectors: 32)
-        #expect(throws: MifarePlusError.self) { try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: false, again: "") }
+        #expect(throws: MifarePlusError.self) { try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: false, again: "", reactivate: Self.reactivate(ev1)) }
         #expect(ev1.personalized.isEmpty)
-        try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "")
+        let done = try card.personalize(keys, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(ev1))
         #expect(ev1.level == .sl3)
+        #expect(done.levelShown?.contains("authenticated with each of the 66 AES keys") == true, "\(done)")
         let (card3, id3) = Self.card(ev1)
         #expect(id3.level == .sl3)
         _ = try card3.read(blocks: 0..<4, key: Self.key, type: .a)
@@ -196,8 +202,8 @@ struct MifarePlusEmulatorTests {
 
         let s = MifarePlusModel(.s, level: .sl0)
         let (cardS, _) = Self.card(s)
-        #expect(throws: MifarePlusError.self) { try cardS.personalize(keys, commit: .sl3, generation: .s, sectors: 32, confirmed: true, again: "") }
-        try cardS.personalize(keys, commit: .sl1, generation: .s, sectors: 32, confirmed: true, again: "")
+        #expect(throws: MifarePlusError.self) { try cardS.personalize(keys, commit: .sl3, generation: .s, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(s)) }
+        try cardS.personalize(keys, commit: .sl1, generation: .s, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(s))
         #expect(s.level == .sl1)
         let switcher = MifarePlusCard(transport: APDUTransport(channel: EmulatedChannel(card: s)))
         #expect(throws: MifarePlusError.self) { try switcher.switchToLevel3(key: Self.key, confirmed: false) }
@@ -212,14 +218,14 @@ struct MifarePlusEmulatorTests {
         let model = MifarePlusModel(.ev1, level: .sl0)
         let (card, _) = Self.card(model)
         let only = MifarePlusKeyFile([(0x4000, Self.key), (0x9000, Self.key)])
-        #expect { try card.personalize(only, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: { ($0 as? MifarePlusError)?.kind == .refused }
+        #expect { try card.personalize(only, commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(model)) } throws: { ($0 as? MifarePlusError)?.kind == .refused }
         #expect(model.personalized.isEmpty)
         // No keys given: the sector keys stay whatever an earlier WritePerso left, which the tool
         // cannot know, so a commit to SL3 needs keepingFactoryKeys (issue 48); the card then refuses.
-        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "") } throws: {
+        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(model)) } throws: {
             ($0 as? MifarePlusError)?.kind == .factoryKeysLeft
         }
-        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, keepingFactoryKeys: true, again: "") } throws: {
+        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, keepingFactoryKeys: true, again: "", reactivate: Self.reactivate(model)) } throws: {
             ($0 as? MifarePlusError)?.status == .notInThisState
         }
         #expect(model.level == .sl0)

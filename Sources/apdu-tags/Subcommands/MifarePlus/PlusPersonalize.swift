@@ -98,20 +98,17 @@ extension APDUCommand {
                     let sectors = id.sectors ?? 40
                     let keys = try keys(sectors: sectors)
                     guard !keys.keys.isEmpty || commit != nil else { throw Failure(.usage, "nothing to do: give --key-file, --all-keys or --commit") }
-                    let skipped = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
-                                                       confirmed: yes, keepingFactoryKeys: keepFactoryKeys, allowingAbsentSectors: allowAbsentSectors,
-                                                       again: Self.sameCommand())
-                    guard let commit else { return (reader, (keys.keys.count - skipped.count, skipped), id, nil as String?) }
-                    // CommitPerso's 90 carries no MAC in SL0: anyone between the tool and the card
-                    // can say it. The card shows its level from its next activation: reset it and
-                    // look (review of issue 48: "in SL3" for a card a middle kept in SL0).
-                    do { try pcsc.reconnect(initialization: .reset) } catch {
-                        throw Failure(.ioError, "CommitPerso was answered 90, but the card could not be re-activated to check its level (\(Failure.reason(error))): the commit is unconfirmed; apdu plus info tells")
+                    // After CommitPerso the library resets the card and looks at its level: the
+                    // 90 carries no MAC in SL0 (review of issue 48: "in SL3" for a card a middle
+                    // kept in SL0).
+                    let done = try card.personalize(keys, commit: commit, generation: id.generation, sectors: sectors, storageKnown: id.sectors != nil,
+                                                    confirmed: yes, keepingFactoryKeys: keepFactoryKeys, allowingAbsentSectors: allowAbsentSectors,
+                                                    again: Self.sameCommand()) {
+                        try pcsc.reconnect(initialization: .reset)
+                        return (APDUTransport(channel: PCSCChannel(card: pcsc), observer: traceOptions.observer), try pcsc.atr())
                     }
-                    let again = APDUTransport(channel: PCSCChannel(card: pcsc), observer: traceOptions.observer)
-                    let masterKey = keys.keys.last { $0.number == MifarePlusBlockNumber.cardMasterKey }?.key
-                    let how = try MifarePlusCard.confirmCommit(to: commit, transport: again, atr: try pcsc.atr(), masterKey: masterKey)
-                    return (reader, (keys.keys.count - skipped.count, skipped), id, how)
+                    let skipped = done.notWritten
+                    return (reader, (keys.keys.count - skipped.count, skipped), id, done.levelShown)
                 }
                 // Keys the card had no block for are named, never left out in silence (issue 48).
                 let (count, notWritten) = written

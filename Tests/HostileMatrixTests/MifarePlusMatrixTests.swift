@@ -1,0 +1,120 @@
+import ISO7816
+import NFCTags
+import TestSupport
+import Testing
+import VirtualCard
+
+/// MIFARE Plus under the man in the middle, as `apdu plus read`, `plus write` and `plus
+/// personalize --commit sl3` run it (the same library calls, the card reset where the CLI
+/// reconnects with SCARD_RESET_CARD).
+///
+/// - `read`: SL3 blocks under AES secure messaging. The verdict is the data shown as the card's;
+///   every answer carries a MAC, so a mutated run that shows data shows the clean run's.
+/// - `write`: one data block (old read first, the answer's MAC checked, read back). Judged
+///   against the emulated card's block: "written" means the new bytes; an error that says the
+///   block may have been written means old or new; any other error means the old bytes.
+/// - `personalize`: WritePerso of every key, CommitPerso to SL3, the level checked after the
+///   reset. "Done" means the card is in SL3 holding every key written; "still in SL0" means SL0;
+///   "SL0 or SL3" either; a level "not confirmed" claims nothing.
+///
+/// Every SL3 command after the authentication carries the card's command counter in its MAC:
+/// the same frame is never sent twice in one run.
+@Suite("Hostile matrix: MIFARE Plus")
+struct MifarePlusMatrixTests {
+    static let keyBytes: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: 0xA0 + $0 * 7) }
+    static let key = MifarePlusKey(keyBytes)!
+    static let old = [UInt8](repeating: 0x11, count: 16)
+    static let new: [UInt8] = (0..<16).map { UInt8(0x30 + $0) }
+
+    /// An SL3 EV1 of 32 sectors, every AES key `key`, block 5 holding `old`.
+    static func sl3() -> MifarePlusModel {
+        var blocks = MifarePlusModel.factoryBlocks(sectors: 32, uid: [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80])
+        for (n, _) in blocks where n >= 0x4000 && n < 0x9004 { blocks[n] = keyBytes }
+        blocks[5] = old
+        return MifarePlusModel(.ev1, level: .sl3, sectors: 32, readerForm: .native, blocks: blocks)
+    }
+
+    /// SL3 reads (30-37) and writes (A0-A3), counted by their whole frame: the MAC covers the
+    /// command counter, so the same frame twice is a command sent twice.
+    static let counted: @Sendable ([UInt8]) -> String? = { command in
+        guard let code = command.first, (0x30...0x37).contains(code) || (0xA0...0xA3).contains(code) else { return nil }
+        return "SL3 command " + Hex.encode(command)
+    }
+
+    static func read(_ mode: MifarePlusCard.ReadMode) -> HostileOperation {
+        HostileOperation(family: "MIFARE Plus", name: "read \(mode == .plain ? "plain" : "encrypted")", secrets: [.bytes(keyBytes)], counted: counted) {
+            let model = sl3()
+            return HostileRun(card: model) { context in
+                let card = MifarePlusCard(transport: context.transport(), wrappingAllowed: true)  // as the CLI's `level3`
+                let data = try card.read(blocks: 4..<10, key: key, type: .a, layout: MifarePlusLayout(.plus2K), mode: mode)
+                return HostileOutcome(verdict: true, vouched: Hex.encode(data), shown: Hex.encode(data))
+            }
+        }
+    }
+
+    static let write = HostileOperation(family: "MIFARE Plus", name: "write", secrets: [.bytes(keyBytes)], counted: counted) {
+        let model = sl3()
+        return HostileRun(card: model) { context in
+            let card = MifarePlusCard(transport: context.transport(), wrappingAllowed: true)  // as the CLI's `level3`
+            let result = try card.writeBlock(5, data: new, key: key, type: .a, confirmed: false, layout: MifarePlusLayout(.plus2K)) {
+                "apdu plus write --block 5 --hex \($0.hexString) --key A:…"
+            }
+            return HostileOutcome(verdict: true, vouched: "written, read back \(result.readBack.map { Hex.encode($0) } ?? "-")", shown: "written")
+        } claims: { result in
+            let held = model.block(5)
+            guard held == old || held == new else { return "block 5 holds neither the old nor the new bytes" }
+            switch result {
+            case .success: return held == new ? nil : "reported written, the block holds the old bytes"
+            case .failure(let e as MifarePlusInterrupted):
+                if e.state.contains("holds the new 16 bytes") { return held == new ? nil : "said the block holds the new bytes: \(e.state)" }
+                return e.state.contains("old 16 bytes or the new") ? nil : "an interruption that names no state: \(e.state)"
+            case .failure(let error):
+                return held == old ? nil : "reported as not written (\(error)), the block holds the new bytes"
+            }
+        }
+    }
+
+    static let personalize = HostileOperation(family: "MIFARE Plus", name: "personalize --commit sl3", secrets: [.bytes(keyBytes)],
+                                              counted: { $0.first == 0xAA ? "CommitPerso" : nil }) {
+        let model = MifarePlusModel(.ev1, level: .sl0)
+        let keys = MifarePlusKeyFile.everyKey(key, sectors: 32)
+        return HostileRun(card: model) { context in
+            let (card, id) = try MifarePlusCard.identify(context.transport(), atr: model.atr)
+            let done = try card.personalize(keys, commit: .sl3, generation: id.generation, sectors: 32, confirmed: true,
+                                            again: "apdu plus personalize --all-keys … --commit sl3 --yes") {
+                // The CLI's SCardReconnect with SCARD_RESET_CARD.
+                context.channel.card.reset()
+                return (context.transport(), model.atr)
+            }
+            return HostileOutcome(verdict: true, vouched: "SL3: \(done.levelShown ?? "")", shown: "in SL3 (\(done.levelShown ?? ""))")
+        } claims: { result in
+            let allWritten = keys.keys.allSatisfy { model.block($0.number) == $0.key.bytes }
+            switch result {
+            case .success:
+                if model.level != .sl3 { return "reported in SL3, the card is in \(model.level)" }
+                return allWritten ? nil : "reported in SL3 with every key written, the card lacks some: \(keys.keys.filter { model.block($0.number) != $0.key.bytes }.count) keys not written"
+            case .failure(let e as MifarePlusInterrupted):
+                if e.state.contains("still in SL0") { return model.level == .sl0 ? nil : "said still in SL0, the card is in \(model.level)" }
+                return e.state.contains("SL0 or in") ? nil : "an interruption that names no state: \(e.state)"
+            case .failure(let e as MifarePlusError) where e.message.contains("still in SL0"):
+                return model.level == .sl0 ? nil : "said still in SL0 (\(e.message)), the card is in \(model.level)"
+            case .failure:
+                return nil
+            }
+        }
+    }
+
+    @Test("MIFARE Plus through the man in the middle", arguments: ["read plain", "read encrypted", "write", "personalize"])
+    func matrix(_ name: String) {
+        let op: HostileOperation
+        switch name {
+        case "read plain": op = Self.read(.plain)
+        case "read encrypted": op = Self.read(.encrypted)
+        case "write": op = Self.write
+        default: op = Self.personalize
+        }
+        let report = HostileMatrix.run(op)
+        HostileMatrixLog.record(report)
+        HostileKnownIssues.expectNoFailures(report)
+    }
+}
