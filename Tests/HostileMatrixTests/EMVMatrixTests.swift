@@ -34,7 +34,7 @@ struct EMVMatrixTests {
             + "ODA \(read.oda.method) \(read.oda.result) CA \(read.oda.caIndex.map { Hex.encode([$0]) } ?? "-") DAC \(read.oda.dataAuthenticationCode.map { Hex.encode($0) } ?? "-")"
     }
 
-    static func read(_ name: String, expectVerdict: Bool?, mutationMayEarnVerdict: Bool = false,
+    static func read(_ name: String, expectVerdict: Bool?, mutationMayEarnVerdict: Bool = false, relabel: (real: [UInt8], shown: [UInt8])? = nil,
                      card make: @escaping @Sendable () -> PaymentCardModel) -> HostileOperation {
         let sample = make()
         // Beside the issue's mutations, the fields a middle changes to downgrade a proof: the
@@ -44,7 +44,8 @@ struct EMVMatrixTests {
         var op = HostileOperation(family: "EMV", name: "read \(name)", secrets: secrets(sample), counted: counted, expectVerdict: expectVerdict,
                                   mutations: HostileMutation.allCases + fields) {
             let card = make()
-            return HostileRun(card: card) { context in
+            let seen: any EmulatedCard = relabel.map { RelabellingMiddle(card, real: $0.real, shown: $0.shown) } ?? card
+            return HostileRun(card: seen) { context in
                 let reader = PaymentCardReader(transport: context.transport(), caKeys: keys, terminal: TerminalData(date: [0x26, 0x11, 0x27]))
                 let read = try reader.read()
                 // `emv read` exits 0 unless ODA failed (65) or the CA index is unknown (1).
@@ -52,6 +53,12 @@ struct EMVMatrixTests {
                 let verdict = read.oda.result == .verified && read.conflicts.isEmpty
                 return HostileOutcome(verdict: verdict, vouched: vouched(read), shown: shown(read), unprovenExitZero: !verdict && exitZero)
             } claims: { result in
+                // A card listed under another scheme's AID by a middle who passes the SELECT on
+                // under the real one is given away by its FCI's DF name: failed, never the
+                // unproven exit 0 of "no CA key" (issue 48, the review's downgrade).
+                if relabel != nil, case .success(let o) = result, o.unprovenExitZero {
+                    return "relabelled: ended unproven with exit 0 (\(o.vouched))"
+                }
                 // A verified read names the card's own PAN (the emulator's truth), never another.
                 guard case .success(let o) = result, o.verdict else { return nil }
                 return o.vouched.contains("PAN \(card.pan) ") ? nil : "verified, but the PAN shown is not the card's (\(card.pan)): \(o.vouched)"
@@ -80,6 +87,12 @@ struct EMVMatrixTests {
             let proves = profile == .visa || profile == .mastercard || profile == .amex
             ops["read \(profile)"] = read("\(profile)", expectVerdict: proves ? true : false) { PaymentCardModel(profile) }
             ops["info \(profile)"] = info(profile)
+        }
+        // The directory lists the card under Discover's RID (no key for it here) and the middle
+        // passes the SELECT on under the real AID: the review's downgrade of issue 48.
+        ops["read visa relabelled"] = read("visa relabelled", expectVerdict: false,
+                                           relabel: ([0xA0, 0x00, 0x00, 0x00, 0x03, 0x10, 0x10], [0xA0, 0x00, 0x00, 0x01, 0x52, 0x30, 0x10])) {
+            PaymentCardModel(.visa)
         }
         for hostile in PaymentCardModel.Hostile.allCases {
             // None of them can prove itself: each must end unverified (issue 48 §2).

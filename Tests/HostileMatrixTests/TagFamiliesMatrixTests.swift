@@ -103,29 +103,11 @@ struct TagFamiliesMatrixTests {
             let old = message(family.sizes.old, seed: 1), new = message(family.sizes.new, seed: 2)
             let setup = family.make(old)
             return HostileRun(card: setup.card) { context in
-                let tag = try setup.detect(context.transport())
-                do {
-                    try tag.replaceNDEF(with: new) { _ in }
-                    return HostileOutcome(verdict: true, vouched: "written", shown: "written")
-                } catch let e as WriteInterrupted {
-                    return HostileOutcome(verdict: false, vouched: "interrupted: \(e.state.rawValue)", shown: "\(e)")
-                }
+                try NDEFWriteMatrix.run(setup.detect(context.transport()), new: new)
             } claims: { result in
                 let now = setup.reading()
-                guard case .message(let held) = now else { return "the tag reads as \(now)" }
-                let name = held == old ? "old" : held == new ? "new" : held.isEmpty ? "empty" : "a mix of \(held.count) bytes"
-                guard held == old || held == new || held.isEmpty else { return "the tag holds \(name)" }
-                switch result {
-                case .success(let o) where o.verdict:
-                    return held == new ? nil : "reported written, the tag holds \(name)"
-                case .success(let o):
-                    let allowed: [String: [String]] = ["interrupted: old": ["old"], "interrupted: oldOrEmpty": ["old", "empty"], "interrupted: empty": ["empty"],
-                                                       "interrupted: emptyOrNew": ["empty", "new"], "interrupted: new": ["new"],
-                                                       "interrupted: unknown": ["old", "empty", "new"]]
-                    return allowed[o.vouched]?.contains(name) == true ? nil : "reported \(o.vouched), the tag holds \(name)"
-                case .failure(let error):
-                    return held == old ? nil : "an error that claims nothing changed (\(error)), yet the tag holds \(name)"
-                }
+                guard case .message(let held) = now else { return NDEFWriteMatrix.judge(result, held: nil, why: "\(now)", old: old, new: new) { false } }
+                return NDEFWriteMatrix.judge(result, held: held, old: old, new: new) { held == old }
             }
         }
     }

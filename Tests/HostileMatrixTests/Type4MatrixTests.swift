@@ -46,27 +46,10 @@ struct Type4MatrixTests {
         let model = Type4TagModel(configuration: configuration, message: old)
         let start = model.fileContents
         return HostileRun(card: ApplicationHost(applications: [model])) { context in
-            let tag = try Type4Tag.detect(context.transport())
-            do {
-                try tag.replaceNDEF(with: new) { _ in }
-                return HostileOutcome(verdict: true, vouched: "written", shown: "written")
-            } catch let e as WriteInterrupted {
-                return HostileOutcome(verdict: false, vouched: "interrupted: \(e.state.rawValue)", shown: "\(e)")
-            }
+            try NDEFWriteMatrix.run(Type4Tag.detect(context.transport()), new: new)
         } claims: { result in
-            guard let now = reading(model.fileContents) else { return "the file's length runs past its end" }
-            let name = now == old ? "old" : now == new ? "new" : now.isEmpty ? "empty" : "a mix of \(now.count) bytes"
-            guard now == old || now == new || now.isEmpty else { return "the tag holds \(name)" }
-            switch result {
-            case .success(let o) where o.verdict:
-                return now == new ? nil : "reported written, the tag holds \(name)"
-            case .success(let o):
-                let allowed: [String: [String]] = ["interrupted: old": ["old"], "interrupted: oldOrEmpty": ["old", "empty"], "interrupted: empty": ["empty"],
-                                                   "interrupted: emptyOrNew": ["empty", "new"], "interrupted: new": ["new"],
-                                                   "interrupted: unknown": ["old", "empty", "new"]]
-                return allowed[o.vouched]?.contains(name) == true ? nil : "reported \(o.vouched), the tag holds \(name)"
-            case .failure(let error):
-                return model.fileContents == start ? nil : "an error that claims nothing changed (\(error)), yet the tag holds \(name)"
+            NDEFWriteMatrix.judge(result, held: reading(model.fileContents), why: "a length past the file's end", old: old, new: new) {
+                model.fileContents == start
             }
         }
     }

@@ -32,24 +32,8 @@ struct MRTDView {
 
     // MARK: Exit status
 
-    /// Why the document is not proven as far as asked, one line each; empty for exit 0. The
-    /// chain counts only with `--trust`; a step that could not run (no EF.SOD, no data group) is
-    /// not a proof either, and neither is a chip proof the document offers that failed, was
-    /// withheld or refused, or could not finish (one left out with `--no-…` was not asked for).
-    var unproven: [String] {
-        var out: [String] = []
-        if passive.hashes.status != .verified { out.append("data group hashes: \(passive.hashes.reason)") }
-        if passive.signature.status != .verified { out.append("signature: \(passive.signature.reason)") }
-        if trustGiven && passive.chain.status != .verified { out.append("certificate chain: \(passive.chain.reason)") }
-        // A group EF.SOD lists (or DG1, DG2) that the chip withheld is a hash never compared.
-        if let withheld = report.withheldLine { out.append(withheld) }
-        if let downgrade = report.accessDowngrade { out.append("access \(downgrade)") }
-        out += report.unprovenChipProofs
-        for (_, result) in verification.dataGroups.sorted(by: { $0.key < $1.key }) {
-            if case let .failure(error) = result { out.append(error.description) }
-        }
-        return out
-    }
+    /// Why the document is not proven as far as asked (`MRTDReport.unproven`); empty for exit 0.
+    var unproven: [String] { report.unproven(chainAsked: trustGiven) }
 
     // MARK: Text
 

@@ -1,0 +1,60 @@
+import ISO7816
+import NFCTags
+import TestSupport
+import Testing
+import VirtualCard
+
+/// `apdu tag-info` and `apdu classic dump` under the man in the middle.
+///
+/// - `tag-info` on an NTAG216 with a published UID and NXP originality signature
+///   (contactless-facts §3), through a transparent reader and an ACR122U. The verdict is the
+///   signature valid; what it proves is that NXP signed this UID with the key named, so that is
+///   what it vouches for: a mutated run that calls the tag genuine shows the clean run's UID and
+///   key. The chip's name comes from GET_VERSION, which nothing signs (the NTAG21x key signs
+///   NTAG210 to 216 alike): it is no part of the verdict.
+/// - `classic dump`: Crypto1 proves nothing about the data, so a dump earns no verdict; the run
+///   must end, and the key given never shows (LOAD KEYS carries it).
+@Suite("Hostile matrix: tag-info and classic dump")
+struct TagInfoMatrixTests {
+    static let uid: [UInt8] = [0x04, 0xAB, 0x87, 0xF2, 0xCA, 0x11, 0x90]
+    static let signature = try! Hex.decode("67B1750BCCEB1174F9A33BF20E0226551A6366939B31F949848C3C087350FA90")
+
+    static func tagInfo(_ dialect: ContactlessReader.Dialect) -> HostileOperation {
+        HostileOperation(family: "tag-info", name: "NTAG216 \(dialect.rawValue)") {
+            let model = Type2TagModel(chip: .ntag216, uid: uid, memory: nil, signature: signature)
+            return HostileRun(card: ContactlessReader(dialect, tag: model)) { context in
+                let transport = context.transport()
+                let id = try Type2Identity.read(transport, atr: model.atr, commands: TagCommandChannel(transport: transport, dialect: dialect == .acr122u ? .acr122u : .transparent))
+                let shown = "\(id.chipName) \(id.uid.map { Hex.encode($0) } ?? "-") \(id.signature.map { Hex.encode($0.signature) } ?? "-") "
+                    + "\(id.signatureKey?.name ?? "NOT VALID") \(id.counter.map(String.init) ?? "-") \(id.notes.joined(separator: "; "))"
+                guard let key = id.signatureKey else { return HostileOutcome(verdict: false, vouched: shown, shown: shown) }
+                return HostileOutcome(verdict: true, vouched: "UID \(id.uid.map { Hex.encode($0) } ?? "-") signed with \(key.name)", shown: shown)
+            }
+        }
+    }
+
+    /// A key the card does not use, tried first: it goes to the reader in LOAD KEYS.
+    static let privateKey: [UInt8] = [0x3C, 0x91, 0x5E, 0x27, 0xA4, 0xD8]
+
+    static let dump = HostileOperation(family: "MIFARE Classic 1K", name: "dump", secrets: [.bytes(privateKey)], expectVerdict: false) {
+        let model = MifareClassicModel(.classic1K)
+        let reader = ContactlessReader(.storageOnly, tag: model)
+        return HostileRun(card: reader) { context in
+            let transport = context.transport()
+            guard let layout = MifareClassicLayout(atr: model.atr) else { throw TagError(.notNDEF, "not a Classic") }
+            let card = MifareClassicCard(transport: transport, layout: layout)
+            let keys = [MifareClassicKeyCandidate(MifareClassicKey(privateKey)!, label: "the key given")] + MifareClassicKeyCandidate.publicKeys
+            let dump = try card.dump(keys: keys)
+            let text = dump.sectors.map { s in "\(s.sector) \(s.keyLabel ?? "-") " + s.blocks.map { b in b.map { Hex.encode($0) } ?? "?" }.joined(separator: " ") }
+            return HostileOutcome(verdict: false, vouched: text.joined(separator: "\n"), shown: text.joined(separator: "\n"))
+        }
+    }
+
+    @Test("tag-info and classic dump through the man in the middle", arguments: ["transparent", "acr122u", "dump"])
+    func matrix(_ name: String) {
+        let op = name == "dump" ? Self.dump : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
+        let report = HostileMatrix.run(op)
+        HostileMatrixLog.record(report)
+        HostileKnownIssues.expectNoFailures(report)
+    }
+}
