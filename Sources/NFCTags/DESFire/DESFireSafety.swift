@@ -19,8 +19,9 @@ public struct DESFireInterrupted: Error, CustomStringConvertible {
         case unchanged
         /// The change reached the card, its commit did not: the card drops it; the old contents stand.
         case uncommitted
-        /// CommitTransaction was on its way when the answer was lost: all of the change took
-        /// effect, or none (read the file to know).
+        /// CommitTransaction was on its way when the answer was lost (or an error status, which
+        /// carries no MAC, came in place of it): all of the change took effect, or none (read the
+        /// file to know).
         case commitUnknown
         /// A standard data file's write was on its way: the file holds the old bytes, the new, or
         /// (a write of several frames) new bytes up to some point.
@@ -54,7 +55,7 @@ public struct DESFireInterrupted: Error, CustomStringConvertible {
         switch state {
         case .unchanged: return "nothing reached the card: it holds what it held"
         case .uncommitted: return "the change was not committed: the card drops it (the chip's guarantee) and keeps the old contents"
-        case .commitUnknown: return "the commit was on its way when the answer was lost: all of the change took effect or none did (read the file to know)"
+        case .commitUnknown: return "the commit was sent and no answer that proves its outcome came back: all of the change took effect or none did (read the file to know)"
         case .partlyWritten: return "the standard data file holds the old bytes, the new, or new bytes up to some point (it has no backup): write it again"
         case .doneOrNot: return "the command took effect whole or not at all (look again to know)"
         case .done: return "the change took effect"
@@ -89,8 +90,11 @@ extension DESFireCard {
     /// Changes a file and, for backup, value and record files, commits it: the receipt says
     /// whether the change was committed. The mode follows the file's settings (plain for free
     /// access).
-    /// - Throws: `DESFireError` when the card refused before anything changed (nothing committed);
-    ///   `DESFireInterrupted` naming what the card holds when the change stopped part-way.
+    /// - Throws: `DESFireError` when the card refused before anything changed (nothing committed):
+    ///   a refused change of a transactional file (no commit follows it), or a refusal before any
+    ///   frame was sent; `DESFireInterrupted` naming what the card holds when the change stopped
+    ///   part-way. A status carries no MAC, so one in answer to a standard data file's write or
+    ///   to CommitTransaction proves nothing either way: interrupted, not refused.
     @discardableResult
     public func change(_ file: UInt8, settings: DESFireFileSettings, _ change: DESFireFileChange) throws -> DESFireWriteReceipt {
         let mode = writeMode(settings)
@@ -112,6 +116,13 @@ extension DESFireCard {
                     + (takes.isEmpty ? "" : " (it takes \(takes.joined(separator: " or ")))") + "; nothing was sent")
             }
         } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
+            // A status is only an answer (it carries no MAC): one in place of the 91 00 to a
+            // standard data file's last frame may stand in, a reader's or a middle's, for a write
+            // the card made (issue 49's matrix). A transactional file's change waits for the
+            // commit, which this procedure then does not send: refused there, the old contents stand.
+            if e.statusWord != nil, settings.type == .standardData, progress != .notRun {
+                throw DESFireInterrupted(operation: what, state: interruptedState(transactional: false, standardWrite: true), underlying: e)
+            }
             // Refused by the card (or before sending): nothing changed, nothing to commit.
             throw e
         } catch {
@@ -122,9 +133,10 @@ extension DESFireCard {
         }
         do {
             try commitTransaction()
-        } catch let e as DESFireError where e.kind != .badCryptogram && e.kind != .malformed {
-            throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: .uncommitted, underlying: e)
         } catch {
+            // A status in answer to the commit is only an answer, as a lost one is: it may stand
+            // in for the card's 91 00 (issue 49's matrix), so all of the change took effect or
+            // none did. Only a commit that never left says the old contents stand.
             throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: progress == .notRun ? .uncommitted : .commitUnknown, underlying: error)
         }
         return DESFireWriteReceipt(file: file, type: settings.type, committed: true)

@@ -49,7 +49,8 @@ extension NTAG424Tag {
     /// Provisions Secure Unique NFC on the NDEF file, in the order that leaves every cut safe:
     ///
     /// 1. an authentication with the file's change key proves `key` before anything is written;
-    ///    in that session GetCardUID and Read_Sig give the UID and its originality signature
+    ///    in that session the file's settings are read again (MACed: the new ones are built from
+    ///    them), and GetCardUID and Read_Sig give the UID and its originality signature
     ///    (checked; with `requireGenuine`, one that does not verify stops here); a file with SDM
     ///    on has it turned off first (a file that mirrors cannot be read back);
     /// 2. the URL goes in by the Type 4 procedure (`Type4Tag.replaceNDEF`: old, empty or new
@@ -68,14 +69,21 @@ extension NTAG424Tag {
         if plan.settings.tamperOffset != nil, version.productName != "NTAG 424 DNA TagTamper" {
             throw NTAG424Error(.refused, "this chip is an \(version.productName), without TagTamper (GetVersion subtype \(Hex.encode([version.bytes[2]]))): it cannot mirror a tamper status; nothing was written")
         }
-        let before = try fileSettings(Self.ndefFile)
-        guard case let .key(changeKey) = before.change else {
-            throw NTAG424Error(.permissionDenied, "the NDEF file's settings can \(before.change == .never ? "never be changed" : "be changed by anyone; this tool does not provision such a file"); nothing was written")
+        let plain = try fileSettings(Self.ndefFile)
+        guard case let .key(changeKey) = plain.change else {
+            throw NTAG424Error(.permissionDenied, "the NDEF file's settings can \(plain.change == .never ? "never be changed" : "be changed by anyone; this tool does not provision such a file"); nothing was written")
         }
-        guard plan.fileContents.count <= before.size else {
-            throw NTAG424Error(.lengthError, "the URL needs \(plan.fileContents.count) bytes; the NDEF file holds \(before.size); nothing was written")
+        guard plan.fileContents.count <= plain.size else {
+            throw NTAG424Error(.lengthError, "the URL needs \(plan.fileContents.count) bytes; the NDEF file holds \(plain.size); nothing was written")
         }
         try authenticate(keyNumber: changeKey, key: key)
+        // The settings above came in the clear, and the new ones are built from them: read them
+        // again in the session (MACed), so that no one between chooses the access rights or the
+        // mode the file keeps (issue 49's matrix: a flipped bit had written them).
+        let before = try fileSettings(Self.ndefFile)
+        guard before.change == plain.change, plan.fileContents.count <= before.size else {
+            throw NTAG424Error(.badCryptogram, "the NDEF file's settings read in the clear (change \(plain.change), \(plain.size) bytes) are not those read in the session (change \(before.change), \(before.size) bytes): an altered answer; nothing was written")
+        }
         let originality = try self.originality()
         if requireGenuine, !originality.isValid {
             throw NTAG424Error(.refused, "the chip's originality signature: \(originality.verdict); nothing was written")
