@@ -12,9 +12,11 @@ extension Type2Tag {
         var areas: [Type2LockState.DynamicArea] = []
         var unknownDynamic: String?
         let known = chip.chip
-        if !tlv.lockAreas.isEmpty {
+        if !tlv.lockAreas.isEmpty && lockControlConflict == nil {
             areas = tlv.lockAreas.map { .init(position: $0.position, bits: $0.bits, bytesLockedPerBit: $0.bytesLockedPerBit, source: .lockControlTLV) }
         } else if let d = known?.dynamicLock {
+            // A proven chip's datasheet says where its lock bits are; a lock control TLV that
+            // says otherwise points into user memory (issue 49's hostile tag) and is not read.
             areas = [.init(position: d.page * 4, bits: d.bits, bytesLockedPerBit: d.pagesPerBit * 4, source: .chip(known!.name))]
         } else if known == nil, capabilityContainer.dataAreaSize > 48 {
             // No lock control TLV and no proven chip: the NFC Forum default (right after the data
@@ -69,6 +71,49 @@ extension Type2Tag {
         return state
     }
 
+    /// Why the tag's lock control TLV cannot be followed: it puts dynamic lock bytes where the
+    /// chip proven by GET_VERSION has none (user memory on an NTAG213, say); nil when there is
+    /// no TLV, no proven chip, or they agree. Locking then would set bits in user memory and
+    /// leave the chip's own lock bits clear under "locked" (issue 49's hostile tag).
+    var lockControlConflict: String? {
+        guard !tlv.lockAreas.isEmpty, let known = chip.chip else { return nil }
+        if let far = tlv.lockAreas.first(where: { $0.position < 16 || $0.position + ($0.bits + 7) / 8 > memoryEnd }) {
+            return "the dynamic lock bytes (lock control TLV) would be at bytes \(far.position)…\(far.position + (far.bits + 7) / 8 - 1), outside the tag's memory (0…\(memoryEnd - 1))"
+        }
+        guard let d = known.dynamicLock else {
+            return "the tag's lock control TLV names dynamic lock bytes at byte \(tlv.lockAreas.map { String($0.position) }.joined(separator: ", ")), but the \(known.name) it proved to be (GET_VERSION) has none"
+        }
+        let chipBytes = (d.page * 4)..<(d.page * 4 + (d.bits + 7) / 8)
+        let outside = tlv.lockAreas.filter { !chipBytes.contains($0.position) || !chipBytes.contains($0.position + ($0.bits + 7) / 8 - 1) }
+        guard !outside.isEmpty else { return nil }
+        return "the tag's lock control TLV puts dynamic lock bytes at byte \(outside.map { String($0.position) }.joined(separator: ", ")), where the \(known.name) it proved to be (GET_VERSION) has user memory; its lock bytes are at page \(d.page) (bytes \(chipBytes.lowerBound)-\(chipBytes.upperBound - 1))"
+    }
+
+    /// Whether the tag refuses a write of `page`'s own bytes (a tag that takes them changes nothing).
+    func writeIsRefused(page: Int) throws -> Bool {
+        try ensureRead((page * 4)..<(page * 4 + 4))
+        let bytes = Array(image[(page * 4)..<(page * 4 + 4)])
+        if let commands {
+            let refused = try commands.writePage(UInt8(page), bytes) != .ack
+            if refused { try recover() }
+            return refused
+        }
+        return try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page), data: bytes)).statusWord != .success
+    }
+
+    /// The last page of the data area past page 15 that holds no lock byte and that a READ can
+    /// reach (page 255 at most): the one the dynamic lock bits must cover; nil when the data
+    /// area ends by page 15 (the static bits lock it all).
+    func lastLockedDataPage(_ state: Type2LockState) -> Int? {
+        let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
+        var page = min((16 + capabilityContainer.dataAreaSize) / 4 - 1, 255, memoryEnd / 4 - 1)
+        while page >= 16 {
+            if !((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { return page }
+            page -= 1
+        }
+        return nil
+    }
+
     /// What `makeReadOnly` did.
     public typealias LockReport = NFCTags.LockReport<Type2LockState>
 
@@ -79,6 +124,9 @@ extension Type2Tag {
     /// then checks: the lock bytes read back set, and a write to the first data page is refused.
     /// Every address is checked against the tag's memory before the first write.
     public func makeReadOnly() throws -> LockReport {
+        if let conflict = lockControlConflict {
+            throw TagError(.unsafe, "\(conflict): the tag's layout contradicts its chip, so nothing was written")
+        }
         let before = try readLockState()
         for area in before.dynamicAreas {
             guard area.position >= 16, area.position + area.byteCount <= memoryEnd else {
@@ -127,15 +175,13 @@ extension Type2Tag {
             capabilityContainer = try Type2CapabilityContainer(bytes: Array(header[12..<16]))
             for (i, b) in header.enumerated() { image[i] = b }
             let after = try readLockState()
-            try ensureRead(16..<20)
-            let refused: Bool
-            if let commands {
-                // The same bytes again: a tag that took them changes nothing.
-                refused = try commands.writePage(4, Array(image[16..<20])) != .ack
-                if refused { try recover() }
-            } else {
-                refused = try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: 4, data: Array(image[16..<20]))).statusWord != .success
-            }
+            // The first data page (the static lock bits), and the last one the dynamic bits must
+            // cover: what the tag does, not what its lock bytes say. A lock control TLV of an
+            // unproven chip may name bytes that lock nothing (user memory on an NTAG213 whose
+            // GET_VERSION a middle turned away, issue 49's hostile tag): the last page then still
+            // takes the write, and the lock is not confirmed.
+            var refused = try writeIsRefused(page: 4)
+            if refused, let last = lastLockedDataPage(after) { refused = try writeIsRefused(page: last) }
             return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
         } catch {
             throw LockInterrupted(done: done, underlying: error, step: "check the lock")
