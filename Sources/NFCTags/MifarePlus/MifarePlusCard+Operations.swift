@@ -213,8 +213,15 @@ extension MifarePlusCard {
         guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil) }
         do {
             try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
-        } catch let e as MifarePlusError where e.kind == .status && e.status == .notInThisState {
-            throw MifarePlusError(.status, "the card refused CommitPerso (0B): 9000, 9001 and 9003 must all be written first; the card is still in SL0", status: e.status)
+        } catch let e as MifarePlusError where e.kind == .status {
+            // A refusal carries no MAC either (issue 49's matrix: a card in SL3 reported "still in
+            // SL0" after a 0B put in place of its 90): the level after a reset says whether the
+            // card refused.
+            if let again = try? reactivate(), let (_, shown) = try? Self.identify(again.transport, atr: again.atr), shown.level == .sl0 {
+                let why = e.status == .notInThisState ? "the card refused CommitPerso (0B): 9000, 9001 and 9003 must all be written first" : e.message
+                throw MifarePlusError(.status, "\(why); after re-activation it answers as in SL0", status: e.status)
+            }
+            throw MifarePlusInterrupted(operation: "CommitPerso", state: "its answer carries no MAC, and after re-activation the card does not answer as in SL0: it is in SL0 or in \(commit); apdu plus info tells", underlying: e)
         } catch {
             if progress == .mayHaveRun {
                 throw MifarePlusInterrupted(operation: "CommitPerso", state: "the card is in SL0 or in \(commit): CommitPerso may have run; apdu plus info tells", underlying: error)

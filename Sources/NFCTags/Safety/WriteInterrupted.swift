@@ -149,9 +149,30 @@ struct WriteProgress {
         observer?(WriteStep(number: started, total: max(total, started), action: what))
         do {
             let result = try body()
-            if empties { phase = .emptied }
+            if empties {
+                // The 90 00 to the step that empties is only an answer too: a middle who never
+                // passed the UPDATE on (issue 49's hostile matrix, a tag that refused a later
+                // piece) would leave the old length over a body being overwritten. The tag's own
+                // bytes say the message is empty before anything else is written.
+                let reading: Reading?
+                do { reading = try check() } catch { reading = .unreadable }
+                switch reading {
+                case .notDone?:
+                    // Two answers at odds (the step's 90 00, the read's old length): either may
+                    // be the one that lies, so the message is the old one or empty.
+                    throw WriteInterrupted(state: .oldOrEmpty, underlying: TagError(.verifyFailed, "the tag answered the step that empties the message as done, yet its length reads back as before; nothing else was written"), step: what)
+                case .neither?:
+                    throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag answered the step that empties the message as done, yet its length reads back neither as before nor as empty"), step: what)
+                case .unreadable?:
+                    throw WriteInterrupted(state: .oldOrEmpty, underlying: TagError(.readFailed, "the length could not be read back after the step that empties the message"), step: what)
+                case .done?, nil:
+                    phase = .emptied
+                }
+            }
             if commits { phase = .committed }
             return result
+        } catch let e as WriteInterrupted {
+            throw e
         } catch {
             // A card that went away may have done the step; a refusal is checked on the tag.
             let refused = isRefusal(error)
