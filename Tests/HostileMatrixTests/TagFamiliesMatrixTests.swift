@@ -174,6 +174,14 @@ struct TagFamiliesMatrixTests {
         return image
     }
 
+    /// The review's tag: a TLV naming byte 161 alone, 4 bits (inside the chip's lock bytes, but
+    /// read as locking pages 16-23 where the chip's bits there lock pages 32-39).
+    static let lockTLVPartial = lock(name: "ndef-lock, lock control TLV naming part of the lock bits", declared: [161]) {
+        var image = Type2TagModel.factoryImage(chip: .ntag213)
+        for (i, b) in [UInt8](arrayLiteral: 0x01, 0x03, 0xA1, 0x04, 0x34, 0x03, 0x00, 0xFE).enumerated() { image[16 + i] = b }
+        return image
+    }
+
     static let lock = lock(name: "ndef-lock", declared: []) { nil }
 
     /// Whether the run's tag proved its chip (GET_VERSION), seen from the claims.
@@ -235,7 +243,8 @@ struct TagFamiliesMatrixTests {
     }
 
     static let names = families.flatMap { ["\($0.name) ndef-read", "\($0.name) ndef-write", "\($0.name) ndef-lock (any layout)"] }
-        + ["Type 2 (NTAG213, ACR122U native frames) ndef-lock", "Type 2 (NTAG213, ACR122U native frames) ndef-lock, lock control TLV into the data area"]
+        + ["Type 2 (NTAG213, ACR122U native frames) ndef-lock", "Type 2 (NTAG213, ACR122U native frames) ndef-lock, lock control TLV into the data area",
+           "Type 2 (NTAG213, ACR122U native frames) ndef-lock, lock control TLV naming part of the lock bits"]
 
     @Test("ndef-read, ndef-write (with its backup) and the Type 2 lock through the man in the middle", arguments: names)
     func matrix(_ name: String) throws {
@@ -247,7 +256,7 @@ struct TagFamiliesMatrixTests {
             return
         }
         if name.contains("ndef-lock") {
-            let report = HostileMatrix.run(name.hasSuffix("ndef-lock") ? Self.lock : Self.lockTLVIntoData)
+            let report = HostileMatrix.run(name.hasSuffix("ndef-lock") ? Self.lock : name.hasSuffix("data area") ? Self.lockTLVIntoData : Self.lockTLVPartial)
             HostileMatrixLog.record(report)
             HostileKnownIssues.expectNoFailures(report)
             return

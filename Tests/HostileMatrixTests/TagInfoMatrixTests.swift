@@ -50,9 +50,38 @@ struct TagInfoMatrixTests {
         }
     }
 
-    @Test("tag-info and classic dump through the man in the middle", arguments: ["transparent", "acr122u", "dump"])
+    /// `classic write --block 5`, as the CLI runs it: `writeChecked`, then the block read back
+    /// ("reads back as written", else exit 1). Crypto1 proves nothing, so the claims are judged
+    /// against the card: "reads back as written" means the block holds the new bytes; an error
+    /// that says "nothing was written" means the old ones; any other error the old or the new.
+    static let blockWrite = HostileOperation(family: "MIFARE Classic 1K", name: "write block 5", secrets: [.bytes(privateKey)], expectVerdict: true) {
+        let model = MifareClassicModel(.classic1K)
+        let reader = ContactlessReader(.storageOnly, tag: model)
+        let new = (0..<16).map { UInt8(0x50 + $0) }
+        let old = model.contents[(5 * 16)..<(6 * 16)].map { $0 }
+        return HostileRun(card: reader) { context in
+            guard let layout = MifareClassicLayout(atr: model.atr) else { throw TagError(.notNDEF, "not a Classic") }
+            let card = MifareClassicCard(transport: context.transport(), layout: layout)
+            let keys = [MifareClassicKeyCandidate(MifareClassicKey(privateKey)!, label: "the key given")] + MifareClassicKeyCandidate.publicKeys
+            try card.writeChecked(block: 5, data: new, keys: keys)
+            let back = try? card.read(block: 5)
+            return HostileOutcome(verdict: back == new, vouched: "reads back as written: \(back == new)", shown: back.map { Hex.encode($0) } ?? "not read back")
+        } claims: { result in
+            let held = model.contents[(5 * 16)..<(6 * 16)].map { $0 }
+            guard held == old || held == new else { return "block 5 holds neither the old nor the new bytes" }
+            switch result {
+            case .success(let o) where o.verdict: return held == new ? nil : "reported written and read back, the block holds the old bytes"
+            case .success: return nil
+            case .failure(let e as TagError) where e.message.contains("nothing was written"):
+                return held == old ? nil : "said nothing was written (\(e.message)), the block holds the new bytes"
+            case .failure: return nil
+            }
+        }
+    }
+
+    @Test("tag-info and classic dump and write through the man in the middle", arguments: ["transparent", "acr122u", "dump", "write"])
     func matrix(_ name: String) {
-        let op = name == "dump" ? Self.dump : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
+        let op = name == "dump" ? Self.dump : name == "write" ? Self.blockWrite : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
         let report = HostileMatrix.run(op)
         HostileMatrixLog.record(report)
         HostileKnownIssues.expectNoFailures(report)

@@ -191,3 +191,34 @@ extension MifareClassicCard {
         (0..<4).map { g in (data[7] >> (4 + g) & 1) << 2 | (data[8] >> g & 1) << 1 | (data[8] >> (4 + g) & 1) }
     }
 }
+
+extension MifareClassicCard {
+    /// After a write of sector trailer `block` with `data`: whether the card shows it took, from
+    /// what only the card can give (a write's `90 00` carries no proof, and Crypto1 no MAC): the
+    /// sector opens with the new key A (the session is dropped first; key A can always
+    /// authenticate), and the trailer then reads back with the access bits written, and key B
+    /// written where those bits make it readable. Nothing is written. The review of issue 49: a
+    /// middle's `90 00` for a trailer write never passed on, with the old access bits kept, read
+    /// as written.
+    /// - Returns: how it was shown, in words.
+    /// - Throws: `TagError` `.writeFailed` naming what differs.
+    public func confirmTrailer(block: Int, data: [UInt8]) throws -> String {
+        let sector = layout.sector(ofBlock: block)
+        guard data.count == 16, let newA = MifareClassicKey(Array(data[0..<6])) else {
+            throw TagError(.writeFailed, "a trailer is 16 bytes; \(data.count) were given")
+        }
+        forgetAuthentication()
+        guard try authenticate(sector: sector, keyType: .a, key: MifareClassicKeyCandidate(newA, label: "the new key A")) else {
+            throw TagError(.writeFailed, "sector \(sector) does not open with the new key A after the write: the trailer write did not take")
+        }
+        let back = try read(block: block)
+        guard back.count == 16, back[6..<10] == data[6..<10] else {
+            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with access bits \(Array(back.prefix(10).dropFirst(6)).hexString), not as written: the write did not take")
+        }
+        let keyBReadable = MifareClassicAccessBits(bytes: Array(data[6..<9]))?.keyBReadable == true
+        if keyBReadable, back[10..<16] != data[10..<16] {
+            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with another key B than written: the write did not take")
+        }
+        return "the new key A opens sector \(sector) and the access bits read back as written" + (keyBReadable ? ", key B too" : "")
+    }
+}

@@ -210,7 +210,7 @@ extension MifarePlusCard {
                                   + "the other \(keys.keys.count - skipped.count) were, and CommitPerso was not sent (the card is still in SL0). A 2K card has no sectors 32-39; "
                                   + "if this is one, run again with --allow-absent-sectors", status: .invalidBlockNumber)
         }
-        guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil) }
+        guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil, keysProven: false) }
         do {
             try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
         } catch let e as MifarePlusError where e.kind == .status {
@@ -241,7 +241,9 @@ extension MifarePlusCard {
             // The check itself cut short: it showed nothing.
             throw MifarePlusInterrupted(operation: "the check of the level after CommitPerso", state: unconfirmed, underlying: error)
         }
-        return MifarePlusPersonalization(notWritten: skipped, levelShown: shown)
+        // In SL3 `confirmCommit` proved every key SL3 uses (it throws otherwise, and with none
+        // to prove): in SL1 no AES key can prove itself.
+        return MifarePlusPersonalization(notWritten: skipped, levelShown: shown, keysProven: commit == .sl3)
     }
 
     /// After CommitPerso and a re-activation of the card (a reset: the level CommitPerso sets
@@ -263,7 +265,7 @@ extension MifarePlusCard {
         do { (card, id) = try identify(transport, atr: atr) } catch let e as MifarePlusError where e.kind == .wrongCard && commit == .sl1 {
             // An S or X in SL1 shows only a Classic's face, which it did not show in SL0.
             guard let name = (try? ATR(bytes: atr))?.storageCard?.cardName else { throw e }
-            return "the reader now names a storage card \(Hex.encode([UInt8(name >> 8), UInt8(name & 0xFF)])) (a MIFARE Classic's face: SL1; the AES keys written prove themselves only once the card is in SL3)"
+            return "the reader now names a storage card \(Hex.encode([UInt8(name >> 8), UInt8(name & 0xFF)])) (a MIFARE Classic's face: SL1; shown, not proven: SL1 has no MAC)"
         }
         guard id.level == commit else {
             if id.level == .sl0 {
@@ -272,12 +274,16 @@ extension MifarePlusCard {
             }
             throw MifarePlusError(.status, "after re-activation the card shows \(id.level.map { "\($0)" } ?? "no security level") rather than \(commit): CommitPerso is unconfirmed; apdu plus info tells")
         }
-        guard commit == .sl3 else { return "\(id.evidence.first { $0.claim.hasPrefix("security level") }?.evidence ?? "the card's answers")" }
+        guard commit == .sl3 else { return "\(id.evidence.first { $0.claim.hasPrefix("security level") }?.evidence ?? "the card's answers"); shown, not proven: SL1 has no MAC" }
         // The last value given for a number is the one WritePerso left.
         var written: [UInt16: MifarePlusKey] = [:]
         for entry in keys.keys { written[entry.number] = entry.key }
         let provable = written.keys.filter { (0x4000...0x404F).contains($0) || $0 == MifarePlusBlockNumber.cardMasterKey || $0 == MifarePlusBlockNumber.cardConfigurationKey }.sorted()
-        guard !provable.isEmpty else { return "the WritePerso probe answered 0B (no key given to authenticate with)" }
+        guard !provable.isEmpty else {
+            // The probe's 0B carries no MAC: a middle can give it for a card still in SL0 (the
+            // review of issue 49). Only a key can prove SL3.
+            throw MifarePlusError(.status, "after re-activation the WritePerso probe answers 0B, as a card in SL3 does, but no AES key was given to prove it (the probe carries no MAC): CommitPerso is not confirmed; authenticate with `apdu plus read --block 1 --key A:…` to see", status: .notInThisState)
+        }
         for number in provable {
             do { try card.authenticate(number, key: written[number]!) } catch let e as MifarePlusError where e.kind == .authenticationFailed {
                 throw MifarePlusError(.authenticationFailed, "the card is in SL3, but it does not authenticate with the \(MifarePlusBlockNumber.words(number)) key written (\(e.message)): it holds another value (the factory FF…FF if WritePerso of it never reached the card), whatever WritePerso's answer said; apdu plus info tells", status: e.status)
@@ -348,4 +354,8 @@ public struct MifarePlusPersonalization: Sendable, Equatable {
     public var notWritten: [UInt16]
     /// After CommitPerso: how the card showed its new level once re-activated (nil: no commit).
     public var levelShown: String?
+    /// Whether the keys written proved themselves (an AuthenticateFirst with each key SL3 uses,
+    /// after a commit to SL3). WritePerso's `90` carries no MAC: without this, the keys were
+    /// sent and answered, not proven (no commit, or a commit to SL1, where AES keys are unused).
+    public var keysProven: Bool
 }

@@ -155,7 +155,8 @@ struct WriteProgress {
                 // piece) would leave the old length over a body being overwritten. The tag's own
                 // bytes say the message is empty before anything else is written.
                 let reading: Reading?
-                do { reading = try check() } catch { reading = .unreadable }
+                var unread: (any Error)?
+                do { reading = try check() } catch { reading = .unreadable; unread = error }
                 switch reading {
                 case .notDone?:
                     // Two answers at odds (the step's 90 00, the read's old length): either may
@@ -164,7 +165,9 @@ struct WriteProgress {
                 case .neither?:
                     throw WriteInterrupted(state: .unknown, underlying: TagError(.verifyFailed, "the tag answered the step that empties the message as done, yet its length reads back neither as before nor as empty"), step: what)
                 case .unreadable?:
-                    throw WriteInterrupted(state: .oldOrEmpty, underlying: TagError(.readFailed, "the length could not be read back after the step that empties the message"), step: what)
+                    // The read's own failure (a card pulled) is the cause to report.
+                    throw WriteInterrupted(state: .oldOrEmpty, underlying: unread ?? TagError(.readFailed, "the length could not be read back after the step that empties the message"),
+                                           step: "read the length back after: \(what)")
                 case .done?, nil:
                     phase = .emptied
                 }

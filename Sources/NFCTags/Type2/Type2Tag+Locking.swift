@@ -84,9 +84,14 @@ extension Type2Tag {
             return "the tag's lock control TLV names dynamic lock bytes at byte \(tlv.lockAreas.map { String($0.position) }.joined(separator: ", ")), but the \(known.name) it proved to be (GET_VERSION) has none"
         }
         let chipBytes = (d.page * 4)..<(d.page * 4 + (d.bits + 7) / 8)
-        let outside = tlv.lockAreas.filter { !chipBytes.contains($0.position) || !chipBytes.contains($0.position + ($0.bits + 7) / 8 - 1) }
-        guard !outside.isEmpty else { return nil }
-        return "the tag's lock control TLV puts dynamic lock bytes at byte \(outside.map { String($0.position) }.joined(separator: ", ")), where the \(known.name) it proved to be (GET_VERSION) has user memory; its lock bytes are at page \(d.page) (bytes \(chipBytes.lowerBound)-\(chipBytes.upperBound - 1))"
+        // Only the datasheet's own area, bit for bit, agrees: a TLV naming part of it, or other
+        // granularity, would read some bits as locking pages they do not lock (the review of
+        // issue 49: byte 161 alone, 4 bits, "locked" with pages 16-31 writable).
+        let agrees = tlv.lockAreas.count == 1 && tlv.lockAreas[0].position == chipBytes.lowerBound && tlv.lockAreas[0].bits == d.bits
+            && tlv.lockAreas[0].bytesLockedPerBit == d.pagesPerBit * 4
+        guard !agrees else { return nil }
+        let named = tlv.lockAreas.map { "\($0.bits) bits at byte \($0.position), \($0.bytesLockedPerBit) bytes a bit" }.joined(separator: "; ")
+        return "the tag's lock control TLV names dynamic lock bits (\(named)) that are not those of the \(known.name) it proved to be (GET_VERSION): \(d.bits) bits at page \(d.page) (bytes \(chipBytes.lowerBound)-\(chipBytes.upperBound - 1)), \(d.pagesPerBit * 4) bytes a bit"
     }
 
     /// Whether the tag refuses a write of `page`'s own bytes (a tag that takes them changes nothing).
@@ -112,6 +117,14 @@ extension Type2Tag {
             page -= 1
         }
         return nil
+    }
+
+    /// The first page past 15 that holds no lock byte (16 on every chip in the table).
+    func firstLockedDataPage(_ state: Type2LockState) -> Int {
+        let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
+        var page = 16
+        while ((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { page += 1 }
+        return page
     }
 
     /// What `makeReadOnly` did.
@@ -180,8 +193,13 @@ extension Type2Tag {
             // unproven chip may name bytes that lock nothing (user memory on an NTAG213 whose
             // GET_VERSION a middle turned away, issue 49's hostile tag): the last page then still
             // takes the write, and the lock is not confirmed.
+            // Page 16, the first the dynamic bits lock, and the last one too (a bit read as
+            // locking pages it does not lock shows at one end or the other).
             var refused = try writeIsRefused(page: 4)
-            if refused, let last = lastLockedDataPage(after) { refused = try writeIsRefused(page: last) }
+            if refused, let last = lastLockedDataPage(after) {
+                refused = try writeIsRefused(page: last)
+                if refused, last > 16, firstLockedDataPage(after) < last { refused = try writeIsRefused(page: firstLockedDataPage(after)) }
+            }
             return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
         } catch {
             throw LockInterrupted(done: done, underlying: error, step: "check the lock")

@@ -21,14 +21,18 @@ struct CLIMifarePlusVerdictTests {
         let card: any EmulatedCard
         let replaces: @Sendable ([UInt8]) -> Bool
         let answer: [UInt8]
-        init(_ card: any EmulatedCard, answer: [UInt8], replacing: @escaping @Sendable ([UInt8]) -> Bool) {
+        /// false: the command never reaches the card (the middle answers for it).
+        let passOn: Bool
+        init(_ card: any EmulatedCard, answer: [UInt8], passOn: Bool = true, replacing: @escaping @Sendable ([UInt8]) -> Bool) {
             self.card = card
             self.answer = answer
+            self.passOn = passOn
             self.replaces = replacing
         }
         var atr: [UInt8] { card.atr }
         func reset() { card.reset() }
         func process(_ apdu: [UInt8]) -> [UInt8] {
+            if !passOn && replaces(apdu) { return answer }
             let real = card.process(apdu)
             return replaces(apdu) ? answer : real
         }
@@ -88,9 +92,19 @@ struct CLIMifarePlusVerdictTests {
             let w = try runAPDU(["plus", "write", "--block", "7", "--hex", trailer, "--yes", "--key", "A:FFFFFFFFFFFF", "-r", inserted.reader])
             #expect(w.status == 0, "\(w.stderr)")
             #expect(!w.stdout.contains("MAC") && !w.stdout.contains("confirmed"), "SL1 has no MAC: \(w.stdout)")
-            #expect(w.stdout.contains("not read back"), "\(w.stdout)")
+            #expect(w.stdout.contains("the new key A opens sector 1 and the access bits read back as written"), "\(w.stdout)")
             let j = try runAPDU(["plus", "write", "--block", "7", "--hex", trailer, "--yes", "--json", "--key", "A:FFFFFFFFFFFF", "-r", inserted.reader])
             #expect((try? j.json() as? [String: Any])?["verified"] as? Bool == false, "\(j.stdout)")
+        }
+    }
+
+    @Test("SL1 trailer write a keyless middle answers 90 00 without passing it on: the new key A does not open the sector, exit 74, never 'wrote' (the review of issue 49)")
+    func level1TrailerWithheld() async throws {
+        let card = MifarePlusModel(.x, level: .sl1)
+        let mitm = AnswerReplacer(card, answer: [0x90, 0x00], passOn: false) { $0.count > 3 && $0[0] == 0xFF && $0[1] == 0xD6 }
+        try await withInsertedCard(mitm) { inserted in
+            let w = try runAPDU(["plus", "write", "--block", "7", "--hex", "112233445566FF078069665544332211", "--yes", "--key", "A:FFFFFFFFFFFF", "-r", inserted.reader])
+            #expect(w.status == 74 && w.stderr.contains("does not open with the new key A") && w.stdout.isEmpty, "\(w.status) \(w.stdout) \(w.stderr)")
         }
     }
 

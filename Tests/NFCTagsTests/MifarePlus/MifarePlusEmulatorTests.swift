@@ -213,6 +213,17 @@ struct MifarePlusEmulatorTests {
         #expect(s.level == .sl3)
     }
 
+    @Test("CommitPerso to SL3 with no key given to prove it: the card commits, but the tool says not confirmed (the probe's 0B carries no MAC)")
+    func commitWithoutKeysIsNotConfirmed() throws {
+        let model = MifarePlusModel(.ev1, level: .sl0)
+        let (card, _) = Self.card(model)
+        let needed = MifarePlusKeyFile(MifarePlusBlockNumber.commitPersoNeeds.map { ($0, Self.key) })
+        try card.personalize(needed, commit: nil, generation: .ev1, sectors: 32, confirmed: true, again: "", reactivate: Self.reactivate(model))
+        #expect { try card.personalize(MifarePlusKeyFile([]), commit: .sl3, generation: .ev1, sectors: 32, confirmed: true, keepingFactoryKeys: true, again: "",
+                                       reactivate: Self.reactivate(model)) } throws: { ($0 as? MifarePlusError)?.message.contains("not confirmed") == true }
+        #expect(model.level == .sl3)
+    }
+
     @Test("CommitPerso is refused by the tool without 9000, 9001, 9003 in the keys, and by the card without them written")
     func commitNeedsKeys() throws {
         let model = MifarePlusModel(.ev1, level: .sl0)

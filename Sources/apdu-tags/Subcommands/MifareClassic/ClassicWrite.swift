@@ -52,17 +52,27 @@ extension APDUCommand {
                                                                               observer: traceOptions.observer, keySlot: keys.keySlot) { reader, card, _ in
                     try card.writeChecked(block: block, data: bytes, keys: candidates, trailer: trailer, confirmLockout: confirmLockout)
                     let isTrailer = card.layout.isTrailer(block)
-                    // Read back where allowed (a trailer shows key A as zeros).
+                    if isTrailer {
+                        // A trailer's keys do not read back: the new key A must open the sector,
+                        // and the access bits read back as written (the review of issue 49: a
+                        // 90 00 for a write never passed on, with the old access bits, read as
+                        // written).
+                        do { _ = try card.confirmTrailer(block: block, data: bytes) } catch let e as TagError where e.kind == .writeFailed {
+                            throw Failure(.unexpected, e.message)
+                        }
+                        return (reader, bytes as [UInt8]?, isTrailer)
+                    }
+                    // Read back where allowed.
                     let back = try? card.read(block: block)
                     return (reader, back, isTrailer)
                 }
-                let verified = back.map { isTrailer ? Array($0[6..<10]) == Array(bytes[6..<10]) : $0 == bytes }
+                let verified = back.map { $0 == bytes }
                 if verified == false { throw Failure(.unexpected, "block \(block) reads back \(isTrailer ? "other access bits" : back!.hexString) after the write") }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(block)), ("trailer", .bool(isTrailer)),
                                                 ("verified", verified.map(JSON.bool) ?? .null)]).serialized)
                 } else {
-                    Terminal.print("wrote block \(block)\(isTrailer ? " (sector trailer)" : "")\(verified == true ? "; it reads back as written" : "; not readable back with these keys")")
+                    Terminal.print("wrote block \(block)\(isTrailer ? " (sector trailer)" : "")\(verified == true ? (isTrailer ? "; the new key A opens the sector and the access bits read back as written" : "; it reads back as written") : "; not readable back with these keys")")
                 }
             }
         }

@@ -108,18 +108,24 @@ extension APDUCommand {
                         return (APDUTransport(channel: PCSCChannel(card: pcsc), observer: traceOptions.observer), try pcsc.atr())
                     }
                     let skipped = done.notWritten
-                    return (reader, (keys.keys.count - skipped.count, skipped), id, done.levelShown)
+                    return (reader, (keys.keys.count - skipped.count, skipped), id, done)
                 }
                 // Keys the card had no block for are named, never left out in silence (issue 48).
                 let (count, notWritten) = written
+                // WritePerso's 90 carries no MAC: the keys are "written" only once they proved
+                // themselves (in SL3, after the commit); else they were sent and answered (the
+                // review of issue 49: "wrote 68 keys" with every sector key left FF…FF).
+                let proven = checked.keysProven
                 if output.json {
-                    let checkedMember: [(String, JSON)] = checked.map { [("levelCheckedAfterReactivation", .string($0))] } ?? []
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(count)),
+                    let checkedMember: [(String, JSON)] = checked.levelShown.map { [("levelCheckedAfterReactivation", .string($0))] } ?? []
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(count)), ("keysProven", .bool(proven)),
                                                 ("keysNotWritten", .array(notWritten.map { .string(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)])) })),
                                                 ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]
                                                + checkedMember).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): wrote \(count) key\(count == 1 ? "" : "s") with WritePerso" + (commit.map { "; CommitPerso done: the card is in \($0) (checked after re-activation: \(checked ?? ""))" } ?? "; the card stays in SL0 (no --commit)"))
+                    let keysWords = proven ? "wrote \(count) key\(count == 1 ? "" : "s") with WritePerso"
+                        : "sent \(count) key\(count == 1 ? "" : "s") with WritePerso, each answered 90 (unproven: SL0 has no MAC, and the AES keys prove themselves only once the card is in SL3)"
+                    Terminal.print("\(Terminal.safe(reader)): \(keysWords)" + (commit.map { "; CommitPerso done: the card is in \($0) (checked after re-activation: \(checked.levelShown ?? ""))" } ?? "; the card stays in SL0 (no --commit)"))
                     if !notWritten.isEmpty {
                         Terminal.print("  not written (the card has no such block, 09; --allow-absent-sectors): \(MifarePlusBlockNumber.span(notWritten))")
                     }

@@ -60,7 +60,16 @@ extension APDUCommand {
                         let card = MifareClassicCard(transport: transport, layout: layout)
                         try card.writeChecked(block: number, data: data, keys: [MifareClassicKeyCandidate(crypto1, label: "the key given")],
                                               trailer: layout.isTrailer(number), confirmLockout: yes ? layout.sector(ofBlock: number) : nil)
-                        if layout.isTrailer(number) { return (reader, nil, nil, "not read back (a trailer's keys do not read back)") }
+                        if layout.isTrailer(number) {
+                            // SL1 has no MAC and a 90 00 proves nothing (the review of issue 49:
+                            // a middle's 90 00 for a write never passed on exited 0): the new key
+                            // A must open the sector and the access bits read back as written.
+                            do { return (reader, nil, nil, try card.confirmTrailer(block: number, data: data)) } catch let e as TagError where e.kind == .writeFailed {
+                                throw Failure(.ioError, e.message)
+                            } catch {
+                                throw Failure(.ioError, "block \(number) (a sector trailer) was written but could not be checked (\(Failure.reason(error))): the write is unconfirmed")
+                            }
+                        }
                         do { return (reader, nil, try card.read(block: number), nil) } catch {
                             return (reader, nil, nil, "could not be read back (\(Failure.reason(error)))")
                         }
