@@ -79,9 +79,40 @@ struct TagInfoMatrixTests {
         }
     }
 
-    @Test("tag-info and classic dump and write through the man in the middle", arguments: ["transparent", "acr122u", "dump", "write"])
+    /// `classic write 7 … --trailer` changing key B alone (access bits 7F 07 88: key B not
+    /// readable), as the CLI runs it: `writeChecked`, then `confirmTrailer`. The second review
+    /// of issue 49 had a middle's 90 00 for that write read as written (key A and the access
+    /// bits unchanged). "Confirmed" means the trailer holds the new bytes; "did not take" the old.
+    static let trailerWrite = HostileOperation(family: "MIFARE Classic 1K", name: "write trailer 7, key B changed", expectVerdict: true) {
+        let model = MifareClassicModel(.classic1K)
+        let reader = ContactlessReader(.storageOnly, tag: model)
+        let old = try! Hex.decode("FFFFFFFFFFFF7F078869B0B1B2B3B4B5"), new = try! Hex.decode("FFFFFFFFFFFF7F078869C0C1C2C3C4C5")
+        let layout = MifareClassicLayout(atr: model.atr)!
+        let keys = [MifareClassicKeyCandidate(MifareClassicKey(Array(old[10..<16]))!, label: "key B")] + MifareClassicKeyCandidate.publicKeys
+        try! MifareClassicCard(transport: APDUTransport(channel: EmulatedChannel(card: reader)), layout: layout)
+            .writeChecked(block: 7, data: old, keys: MifareClassicKeyCandidate.publicKeys, trailer: true)
+        func held() -> [UInt8] { Array(model.contents[(7 * 16)..<(8 * 16)]) }
+        return HostileRun(card: reader) { context in
+            let card = MifareClassicCard(transport: context.transport(), layout: layout)
+            try card.writeChecked(block: 7, data: new, keys: keys, trailer: true)
+            let shown = try card.confirmTrailer(block: 7, data: new)
+            return HostileOutcome(verdict: true, vouched: "confirmed", shown: shown)
+        } claims: { result in
+            let now = held()
+            guard now == old || now == new else { return "the trailer holds neither the old nor the new bytes" }
+            switch result {
+            case .success(let o) where o.verdict: return now == new ? nil : "confirmed, the trailer holds the old bytes"
+            case .failure(let e as TagError) where e.message.contains("did not take") || e.message.contains("nothing was written"):
+                return now == old ? nil : "said the write did not take (\(e.message)), the trailer holds the new bytes"
+            default: return nil
+            }
+        }
+    }
+
+    @Test("tag-info and classic dump and write through the man in the middle", arguments: ["transparent", "acr122u", "dump", "write", "trailer"])
     func matrix(_ name: String) {
-        let op = name == "dump" ? Self.dump : name == "write" ? Self.blockWrite : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
+        let op = name == "dump" ? Self.dump : name == "write" ? Self.blockWrite : name == "trailer" ? Self.trailerWrite
+            : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
         let report = HostileMatrix.run(op)
         HostileMatrixLog.record(report)
         HostileKnownIssues.expectNoFailures(report)

@@ -193,15 +193,18 @@ extension MifareClassicCard {
 }
 
 extension MifareClassicCard {
-    /// After a write of sector trailer `block` with `data`: whether the card shows it took, from
-    /// what only the card can give (a write's `90 00` carries no proof, and Crypto1 no MAC): the
-    /// sector opens with the new key A (the session is dropped first; key A can always
-    /// authenticate), and the trailer then reads back with the access bits written, and key B
-    /// written where those bits make it readable. Nothing is written. The review of issue 49: a
-    /// middle's `90 00` for a trailer write never passed on, with the old access bits kept, read
-    /// as written.
+    /// After a write of sector trailer `block` with `data`: whether the card shows it took (a
+    /// write's `90 00` alone shows nothing): the sector opens with the new key A (the session is
+    /// dropped first; key A can always authenticate), the trailer then reads back with the access
+    /// bits written, and key B is as written: read back where those bits make it readable, else
+    /// opening the sector too. Nothing is written. The reviews of issue 49: a middle's `90 00`
+    /// for a trailer write never passed on read as written, with the old access bits kept, and
+    /// with key B alone changed. Crypto1 runs in the reader: what the reader reports is shown,
+    /// not proven, against a middle between the tool and the reader.
     /// - Returns: how it was shown, in words.
-    /// - Throws: `TagError` `.writeFailed` naming what differs.
+    /// - Throws: `TagError` `.writeFailed` naming what differs: "not confirmed", never "did not
+    ///   take" (a refused authentication or another read is only an answer too: the trailer holds
+    ///   the old bytes or the new).
     public func confirmTrailer(block: Int, data: [UInt8]) throws -> String {
         let sector = layout.sector(ofBlock: block)
         guard data.count == 16, let newA = MifareClassicKey(Array(data[0..<6])) else {
@@ -209,16 +212,22 @@ extension MifareClassicCard {
         }
         forgetAuthentication()
         guard try authenticate(sector: sector, keyType: .a, key: MifareClassicKeyCandidate(newA, label: "the new key A")) else {
-            throw TagError(.writeFailed, "sector \(sector) does not open with the new key A after the write: the trailer write did not take")
+            throw TagError(.writeFailed, "sector \(sector) does not open with the new key A after the write: the trailer write is not confirmed; it holds the old bytes or the new")
         }
         let back = try read(block: block)
         guard back.count == 16, back[6..<10] == data[6..<10] else {
-            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with access bits \(Array(back.prefix(10).dropFirst(6)).hexString), not as written: the write did not take")
+            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with access bits \(Array(back.prefix(10).dropFirst(6)).hexString), not as written: the trailer write is not confirmed; it holds the old bytes or the new")
         }
         let keyBReadable = MifareClassicAccessBits(bytes: Array(data[6..<9]))?.keyBReadable == true
         if keyBReadable, back[10..<16] != data[10..<16] {
-            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with another key B than written: the write did not take")
+            throw TagError(.writeFailed, "block \(block) (a sector trailer) reads back with another key B than written: the trailer write is not confirmed; it holds the old bytes or the new")
         }
-        return "the new key A opens sector \(sector) and the access bits read back as written" + (keyBReadable ? ", key B too" : "")
+        if !keyBReadable, let newB = MifareClassicKey(Array(data[10..<16])) {
+            forgetAuthentication()
+            guard try authenticate(sector: sector, keyType: .b, key: MifareClassicKeyCandidate(newB, label: "the new key B")) else {
+                throw TagError(.writeFailed, "sector \(sector) does not open with the new key B after the write: the trailer write is not confirmed; it holds the old bytes or the new")
+            }
+        }
+        return "the new key A opens sector \(sector) and the access bits read back as written, key B too (as the reader reports them)"
     }
 }

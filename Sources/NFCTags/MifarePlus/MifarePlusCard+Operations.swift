@@ -210,7 +210,8 @@ extension MifarePlusCard {
                                   + "the other \(keys.keys.count - skipped.count) were, and CommitPerso was not sent (the card is still in SL0). A 2K card has no sectors 32-39; "
                                   + "if this is one, run again with --allow-absent-sectors", status: .invalidBlockNumber)
         }
-        guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil, keysProven: false) }
+        let sent = keys.keys.map(\.number).filter { !skipped.contains($0) }
+        guard let commit else { return MifarePlusPersonalization(notWritten: skipped, levelShown: nil, unproven: Self.distinct(sent)) }
         do {
             try commitPerso(targetLevel: generation.hasVersion ? UInt8(commit.rawValue) : nil)
         } catch let e as MifarePlusError where e.kind == .status {
@@ -218,8 +219,9 @@ extension MifarePlusCard {
             // SL0" after a 0B put in place of its 90): the level after a reset says whether the
             // card refused.
             if let again = try? reactivate(), let (_, shown) = try? Self.identify(again.transport, atr: again.atr), shown.level == .sl0 {
-                let why = e.status == .notInThisState ? "the card refused CommitPerso (0B): 9000, 9001 and 9003 must all be written first" : e.message
-                throw MifarePlusError(.status, "\(why); after re-activation it answers as in SL0", status: e.status)
+                // Still no proof (the probe carries no MAC either): said as what it is.
+                let why = e.status == .notInThisState ? "CommitPerso was answered 0B (not in this state: 9000, 9001 and 9003 must all be written first)" : "CommitPerso was answered as refused (\(e.message))"
+                throw MifarePlusError(.status, "\(why), and after re-activation the card answers as in SL0: it was not committed, unless something between the tool and the card answered both; apdu plus info tells", status: e.status)
             }
             throw MifarePlusInterrupted(operation: "CommitPerso", state: "its answer carries no MAC, and after re-activation the card does not answer as in SL0: it is in SL0 or in \(commit); apdu plus info tells", underlying: e)
         } catch {
@@ -242,9 +244,19 @@ extension MifarePlusCard {
             throw MifarePlusInterrupted(operation: "the check of the level after CommitPerso", state: unconfirmed, underlying: error)
         }
         // In SL3 `confirmCommit` proved every key SL3 uses (it throws otherwise, and with none
-        // to prove): in SL1 no AES key can prove itself.
-        return MifarePlusPersonalization(notWritten: skipped, levelShown: shown, keysProven: commit == .sl3)
+        // to prove); the rest (9002, 9003, configuration and data blocks) only answered 90. In
+        // SL1 no AES key can prove itself.
+        let unproven = commit == .sl3 ? sent.filter { !Self.provesItselfInSL3($0) } : sent
+        return MifarePlusPersonalization(notWritten: skipped, levelShown: shown, unproven: Self.distinct(unproven))
     }
+
+    /// Keys an SL3 card authenticates with (the sector keys, 9000, 9001): the ones that prove
+    /// they were written.
+    static func provesItselfInSL3(_ number: UInt16) -> Bool {
+        (0x4000...0x404F).contains(number) || number == MifarePlusBlockNumber.cardMasterKey || number == MifarePlusBlockNumber.cardConfigurationKey
+    }
+
+    static func distinct(_ numbers: [UInt16]) -> [UInt16] { Array(Set(numbers)).sorted() }
 
     /// After CommitPerso and a re-activation of the card (a reset: the level CommitPerso sets
     /// holds from the next activation), the level the card shows, as `apdu plus info` finds it:
@@ -278,7 +290,7 @@ extension MifarePlusCard {
         // The last value given for a number is the one WritePerso left.
         var written: [UInt16: MifarePlusKey] = [:]
         for entry in keys.keys { written[entry.number] = entry.key }
-        let provable = written.keys.filter { (0x4000...0x404F).contains($0) || $0 == MifarePlusBlockNumber.cardMasterKey || $0 == MifarePlusBlockNumber.cardConfigurationKey }.sorted()
+        let provable = written.keys.filter(provesItselfInSL3).sorted()
         guard !provable.isEmpty else {
             // The probe's 0B carries no MAC: a middle can give it for a card still in SL0 (the
             // review of issue 49). Only a key can prove SL3.
@@ -354,8 +366,12 @@ public struct MifarePlusPersonalization: Sendable, Equatable {
     public var notWritten: [UInt16]
     /// After CommitPerso: how the card showed its new level once re-activated (nil: no commit).
     public var levelShown: String?
-    /// Whether the keys written proved themselves (an AuthenticateFirst with each key SL3 uses,
-    /// after a commit to SL3). WritePerso's `90` carries no MAC: without this, the keys were
-    /// sent and answered, not proven (no commit, or a commit to SL1, where AES keys are unused).
-    public var keysProven: Bool
+    /// The blocks WritePerso was answered `90` for that did not prove they were written: all of
+    /// them without a commit to SL3 (SL0 has no MAC, and SL1 uses no AES key); after one, those
+    /// an SL3 card does not authenticate with (9002, 9003, configuration and data blocks). The
+    /// reviews of issue 49: "wrote 68 keys" with every sector key left FF…FF, and `keysProven`
+    /// with a data block never written.
+    public var unproven: [UInt16]
+    /// Every block written proved itself.
+    public var keysProven: Bool { unproven.isEmpty }
 }

@@ -109,21 +109,33 @@ extension Type2Tag {
     /// The last page of the data area past page 15 that holds no lock byte and that a READ can
     /// reach (page 255 at most): the one the dynamic lock bits must cover; nil when the data
     /// area ends by page 15 (the static bits lock it all).
-    func lastLockedDataPage(_ state: Type2LockState) -> Int? {
+    func lastLockedDataPage(_ state: Type2LockState, avoiding mirrored: Set<Int> = []) -> Int? {
         let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
         var page = min((16 + capabilityContainer.dataAreaSize) / 4 - 1, 255, memoryEnd / 4 - 1)
         while page >= 16 {
-            if !((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { return page }
+            if !mirrored.contains(page) && !((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { return page }
             page -= 1
         }
         return nil
     }
 
+    /// The pages an NTAG21x mirrors its UID and NFC counter into (CFG0: MIRROR_CONF, MIRROR_PAGE;
+    /// at most 24 bytes from the page, 6 pages); empty for a chip without a mirror; nil when its
+    /// configuration cannot be read (the mirror is then unknown).
+    func mirroredPages() throws -> Set<Int>? {
+        guard let p = chip.chip?.passwords, p.auth0Byte == 3 else { return [] }
+        let cfg0 = p.auth0Page * 4
+        do { try ensureRead(cfg0..<(cfg0 + 4)) } catch let e as TagError where e.kind == .readFailed { return nil }
+        guard image[cfg0] >> 6 != 0, image[cfg0 + 2] >= 4 else { return [] }
+        let first = Int(image[cfg0 + 2])
+        return Set(first..<(first + 6))
+    }
+
     /// The first page past 15 that holds no lock byte (16 on every chip in the table).
-    func firstLockedDataPage(_ state: Type2LockState) -> Int {
+    func firstLockedDataPage(_ state: Type2LockState, avoiding mirrored: Set<Int> = []) -> Int {
         let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
         var page = 16
-        while ((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { page += 1 }
+        while mirrored.contains(page) || ((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { page += 1 }
         return page
     }
 
@@ -195,10 +207,17 @@ extension Type2Tag {
             // takes the write, and the lock is not confirmed.
             // Page 16, the first the dynamic bits lock, and the last one too (a bit read as
             // locking pages it does not lock shows at one end or the other).
-            var refused = try writeIsRefused(page: 4)
-            if refused, let last = lastLockedDataPage(after) {
-                refused = try writeIsRefused(page: last)
-                if refused, last > 16, firstLockedDataPage(after) < last { refused = try writeIsRefused(page: firstLockedDataPage(after)) }
+            // Never a page an NTAG21x mirrors its UID or counter into: a READ there shows the
+            // mirror, not what is stored, and writing it back would store it (the second review
+            // of issue 49). Where the mirror cannot be read, no probe: not confirmed.
+            var refused = false
+            if let mirrored = try mirroredPages(), let staticPage = (4...15).first(where: { !mirrored.contains($0) }) {
+                refused = try writeIsRefused(page: staticPage)
+                if refused, let last = lastLockedDataPage(after, avoiding: mirrored) {
+                    refused = try writeIsRefused(page: last)
+                    let first = firstLockedDataPage(after, avoiding: mirrored)
+                    if refused, first < last { refused = try writeIsRefused(page: first) }
+                }
             }
             return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
         } catch {

@@ -59,6 +59,8 @@ extension APDUCommand {
                         // written).
                         do { _ = try card.confirmTrailer(block: block, data: bytes) } catch let e as TagError where e.kind == .writeFailed {
                             throw Failure(.unexpected, e.message)
+                        } catch {
+                            throw Failure(.ioError, "block \(block) (a sector trailer) was written but could not be checked (\(Failure.reason(error))): the write is unconfirmed")
                         }
                         return (reader, bytes as [UInt8]?, isTrailer)
                     }
@@ -72,7 +74,7 @@ extension APDUCommand {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(block)), ("trailer", .bool(isTrailer)),
                                                 ("verified", verified.map(JSON.bool) ?? .null)]).serialized)
                 } else {
-                    Terminal.print("wrote block \(block)\(isTrailer ? " (sector trailer)" : "")\(verified == true ? (isTrailer ? "; the new key A opens the sector and the access bits read back as written" : "; it reads back as written") : "; not readable back with these keys")")
+                    Terminal.print("wrote block \(block)\(isTrailer ? " (sector trailer)" : "")\(verified == true ? (isTrailer ? "; the new keys open the sector and the access bits read back as written (as the reader reports them)" : "; it reads back as written") : "; not readable back with these keys")")
                 }
             }
         }

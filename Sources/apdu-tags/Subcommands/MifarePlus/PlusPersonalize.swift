@@ -119,11 +119,14 @@ extension APDUCommand {
                 if output.json {
                     let checkedMember: [(String, JSON)] = checked.levelShown.map { [("levelCheckedAfterReactivation", .string($0))] } ?? []
                     Terminal.print(JSON.object([("reader", .string(reader)), ("keysWritten", .int(count)), ("keysProven", .bool(proven)),
+                                                ("keysUnproven", .array(checked.unproven.map { .string(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)])) })),
                                                 ("keysNotWritten", .array(notWritten.map { .string(Hex.encode([UInt8($0 >> 8), UInt8($0 & 0xFF)])) })),
                                                 ("securityLevel", .int(commit?.rawValue ?? 0)), ("generation", .string(id.generation.rawValue))]
                                                + checkedMember).serialized)
                 } else {
+                    let unprovenCount = checked.unproven.count
                     let keysWords = proven ? "wrote \(count) key\(count == 1 ? "" : "s") with WritePerso"
+                        : unprovenCount < count ? "sent \(count) keys with WritePerso: \(count - unprovenCount) proved themselves in SL3; \(MifarePlusBlockNumber.span(checked.unproven)) answered 90, unproven (SL0 has no MAC; an SL3 card does not authenticate with them)"
                         : "sent \(count) key\(count == 1 ? "" : "s") with WritePerso, each answered 90 (unproven: SL0 has no MAC, and the AES keys prove themselves only once the card is in SL3)"
                     Terminal.print("\(Terminal.safe(reader)): \(keysWords)" + (commit.map { "; CommitPerso done: the card is in \($0) (checked after re-activation: \(checked.levelShown ?? ""))" } ?? "; the card stays in SL0 (no --commit)"))
                     if !notWritten.isEmpty {
