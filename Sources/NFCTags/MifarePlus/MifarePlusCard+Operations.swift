@@ -298,7 +298,7 @@ extension MifarePlusCard {
         }
         for number in provable {
             do { try card.authenticate(number, key: written[number]!) } catch let e as MifarePlusError where e.kind == .authenticationFailed {
-                throw MifarePlusError(.authenticationFailed, "the card is in SL3, but it does not authenticate with the \(MifarePlusBlockNumber.words(number)) key written (\(e.message)): it holds another value (the factory FF…FF if WritePerso of it never reached the card), whatever WritePerso's answer said; apdu plus info tells", status: e.status)
+                throw MifarePlusError(.authenticationFailed, "the card answers as in SL3, but the \(MifarePlusBlockNumber.words(number)) key written does not authenticate (\(e.message)): not confirmed; the card may hold another value for it (the factory FF…FF if WritePerso of it never reached the card), whatever WritePerso's answer said; apdu plus info tells", status: e.status)
             }
             card.forgetSession()
         }

@@ -146,7 +146,9 @@ extension Type2Tag {
 
     /// CC write access 0F, then every dynamic lock bit, then the static lock bytes (FF FF, which
     /// also locks the CC page) — skipping what an earlier, interrupted lock already did — and
-    /// then checks: the lock bytes read back set, and a write to the first data page is refused.
+    /// then checks: the lock bytes read back set, and writes refused on the first data page, the
+    /// first page past 15 and the last data page (each the page's own bytes; never a page the
+    /// chip mirrors its UID or counter into).
     /// Every address is checked against the tag's memory before the first write.
     public func makeReadOnly() throws -> LockReport {
         if let conflict = lockControlConflict {
