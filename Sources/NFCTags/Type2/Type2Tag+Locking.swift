@@ -106,17 +106,17 @@ extension Type2Tag {
         return try transport.send(CommandAPDU(cla: 0xFF, ins: 0xD6, p1: 0, p2: UInt8(page), data: bytes)).statusWord != .success
     }
 
-    /// The last page of the data area past page 15 that holds no lock byte and that a READ can
-    /// reach (page 255 at most): the one the dynamic lock bits must cover; nil when the data
-    /// area ends by page 15 (the static bits lock it all).
-    func lastLockedDataPage(_ state: Type2LockState, avoiding mirrored: Set<Int> = []) -> Int? {
+    /// The first and the last page of the data area past page 15 that the dynamic lock bits must
+    /// cover and a write probe may take: no lock byte and no mirrored text on it, and within
+    /// reach of a READ (page 255 at most); nil when there is none (a data area that ends by page
+    /// 15, which the static bits lock whole).
+    func dynamicProbePages(_ state: Type2LockState, avoiding mirrored: Set<Int>) -> (first: Int, last: Int)? {
         let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
-        var page = min((16 + capabilityContainer.dataAreaSize) / 4 - 1, 255, memoryEnd / 4 - 1)
-        while page >= 16 {
-            if !mirrored.contains(page) && !((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { return page }
-            page -= 1
-        }
-        return nil
+        let end = min((16 + capabilityContainer.dataAreaSize) / 4 - 1, 255, memoryEnd / 4 - 1)
+        guard end >= 16 else { return nil }
+        let pages = (16...end).filter { page in !mirrored.contains(page) && !((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) }
+        guard let first = pages.first, let last = pages.last else { return nil }
+        return (first, last)
     }
 
     /// The pages an NTAG21x mirrors its UID and NFC counter into (CFG0: MIRROR_CONF, MIRROR_PAGE;
@@ -129,14 +129,6 @@ extension Type2Tag {
         guard image[cfg0] >> 6 != 0, image[cfg0 + 2] >= 4 else { return [] }
         let first = Int(image[cfg0 + 2])
         return Set(first..<(first + 6))
-    }
-
-    /// The first page past 15 that holds no lock byte (16 on every chip in the table).
-    func firstLockedDataPage(_ state: Type2LockState, avoiding mirrored: Set<Int> = []) -> Int {
-        let lockBytes = Set(state.dynamicAreas.flatMap { $0.position..<($0.position + $0.byteCount) })
-        var page = 16
-        while mirrored.contains(page) || ((page * 4)..<(page * 4 + 4)).contains(where: lockBytes.contains) { page += 1 }
-        return page
     }
 
     /// What `makeReadOnly` did.
@@ -215,10 +207,9 @@ extension Type2Tag {
             var refused = false
             if let mirrored = try mirroredPages(), let staticPage = (4...15).first(where: { !mirrored.contains($0) }) {
                 refused = try writeIsRefused(page: staticPage)
-                if refused, let last = lastLockedDataPage(after, avoiding: mirrored) {
-                    refused = try writeIsRefused(page: last)
-                    let first = firstLockedDataPage(after, avoiding: mirrored)
-                    if refused, first < last { refused = try writeIsRefused(page: first) }
+                if refused, let dynamic = dynamicProbePages(after, avoiding: mirrored) {
+                    refused = try writeIsRefused(page: dynamic.last)
+                    if refused, dynamic.first < dynamic.last { refused = try writeIsRefused(page: dynamic.first) }
                 }
             }
             return LockReport(done: done, alreadyDone: already, state: after, refusesWrites: refused && after.isFullyLocked)
