@@ -38,7 +38,35 @@ extension TagFamiliesMatrixTests {
             memory[10] = 0xFF                                  // TMS: (255 + 1) × 8 bytes
             return type1(Type1TagModel(chip: .topaz512, memory: memory))
         }, sizes: (20, 600), hostile: true),
+        Family(name: "MIFARE Classic 1K (PC/SC storage), hostile: MAD1's CRC wrong", make: { message in
+            classic(message) { m in m[16] ^= 0x5A }                 // AN10787 §3.7: a reader shall check the CRC
+        }, sizes: (40, 100), hostile: true),
+        Family(name: "MIFARE Classic 1K (PC/SC storage), hostile: an NDEF TLV length past its one sector", make: { message in
+            classic(message) { m in
+                // The MAD gives sector 1 alone to NDEF (48 bytes), its CRC right; the NDEF TLV
+                // at its start says 254 bytes (NFC Forum MIFARE Classic mapping §6: the TLV
+                // lies within the NDEF sectors).
+                for i in 20..<48 { m[i] = 0 }
+                m[16] = ReferenceClassic.crc(m[17..<48])
+                if m[64] == 0x03 { m[65] = 0xFE }
+            }
+        }, sizes: (40, 100), hostile: true),
     ]
+
+    /// A Classic 1K formatted and holding `message` (written honestly), then `corrupt` applied
+    /// to its memory: a tag that breaks a rule of the mapping by its own bytes.
+    static func classic(_ message: [UInt8], corrupt: (inout [UInt8]) -> Void) -> Setup {
+        let honest = MifareClassicModel(.classic1K)
+        let setup = ContactlessReader(.storageOnly, tag: honest)
+        _ = try? MifareClassicNDEFTag.format(APDUTransport(channel: EmulatedChannel(card: setup)), atr: honest.atr)
+        _ = holding(message, Setup(card: setup, reading: { ReferenceClassic.read(honest.contents) },
+                                   detect: { try MifareClassicNDEFTag.detect($0, atr: honest.atr) }))
+        var memory = honest.contents
+        corrupt(&memory)
+        let model = MifareClassicModel(.classic1K, memory: memory)
+        return Setup(card: ContactlessReader(.storageOnly, tag: model), reading: { ReferenceClassic.read(model.contents) },
+                     detect: { try MifareClassicNDEFTag.detect($0, atr: model.atr) }, memory: { model.contents })
+    }
 
     static func type5(_ model: ISO15693TagModel) -> Setup {
         let reader = ContactlessReader(.transparent, tag: model)

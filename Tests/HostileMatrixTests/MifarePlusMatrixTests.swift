@@ -27,11 +27,11 @@ struct MifarePlusMatrixTests {
     static let new: [UInt8] = (0..<16).map { UInt8(0x30 + $0) }
 
     /// An SL3 EV1 of 32 sectors, every AES key `key`, block 5 holding `old`.
-    static func sl3() -> MifarePlusModel {
+    static func sl3(_ hostile: MifarePlusModel.Hostile? = nil) -> MifarePlusModel {
         var blocks = MifarePlusModel.factoryBlocks(sectors: 32, uid: [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80])
         for (n, _) in blocks where n >= 0x4000 && n < 0x9004 { blocks[n] = keyBytes }
         blocks[5] = old
-        return MifarePlusModel(.ev1, level: .sl3, sectors: 32, readerForm: .native, blocks: blocks)
+        return MifarePlusModel(.ev1, level: .sl3, sectors: 32, readerForm: .native, blocks: blocks, hostile: hostile)
     }
 
     /// SL3 reads (30-37) and writes (A0-A3), counted by their whole frame: the MAC covers the
@@ -52,8 +52,13 @@ struct MifarePlusMatrixTests {
         }
     }
 
-    static let write = HostileOperation(family: "MIFARE Plus", name: "write", secrets: [.bytes(keyBytes)], counted: counted) {
-        let model = sl3()
+    static let write = write(nil)
+
+    /// `hostile`: a card whose faults the run must not report as written (`expectVerdict` false).
+    static func write(_ hostile: MifarePlusModel.Hostile?) -> HostileOperation {
+      HostileOperation(family: "MIFARE Plus", name: hostile.map { "write, hostile: \($0.rawValue)" } ?? "write", secrets: [.bytes(keyBytes)],
+                       counted: counted, expectVerdict: hostile == nil) {
+        let model = sl3(hostile)
         return HostileRun(card: model) { context in
             let card = MifarePlusCard(transport: context.transport(), wrappingAllowed: true)  // as the CLI's `level3`
             let result = try card.writeBlock(5, data: new, key: key, type: .a, confirmed: false, layout: MifarePlusLayout(.plus2K)) {
@@ -72,16 +77,18 @@ struct MifarePlusMatrixTests {
                 return held == old ? nil : "reported as not written (\(error)), the block holds the new bytes"
             }
         }
+      }
     }
 
     static let personalize = personalize(.sl3)
 
     /// `level`: SL3 (the keys SL3 uses prove themselves), or SL1 (nothing can prove the AES keys
     /// there: the run must not call them written, the review of issue 49).
-    static func personalize(_ level: MifarePlusSecurityLevel) -> HostileOperation {
-      HostileOperation(family: "MIFARE Plus", name: "personalize --commit \(level == .sl1 ? "sl1" : "sl3")", secrets: [.bytes(keyBytes)],
-                                              counted: { $0.first == 0xAA ? "CommitPerso" : nil }) {
-        let model = MifarePlusModel(.ev1, level: .sl0)
+    /// `hostile`: a card that answers as the data sheet says and does otherwise (`expectVerdict` false).
+    static func personalize(_ level: MifarePlusSecurityLevel, hostile: MifarePlusModel.Hostile? = nil) -> HostileOperation {
+      HostileOperation(family: "MIFARE Plus", name: "personalize --commit \(level == .sl1 ? "sl1" : "sl3")" + (hostile.map { ", hostile: \($0.rawValue)" } ?? ""),
+                       secrets: [.bytes(keyBytes)], counted: { $0.first == 0xAA ? "CommitPerso" : nil }, expectVerdict: hostile == nil) {
+        let model = MifarePlusModel(.ev1, level: .sl0, hostile: hostile)
         let keys = MifarePlusKeyFile.everyKey(key, sectors: 32)
         return HostileRun(card: model) { context in
             let (card, id) = try MifarePlusCard.identify(context.transport(), atr: model.atr)
@@ -120,10 +127,11 @@ struct MifarePlusMatrixTests {
       }
     }
 
-    @Test("MIFARE Plus through the man in the middle", arguments: ["read plain", "read encrypted", "write", "personalize", "personalize sl1"])
+    @Test("MIFARE Plus through the man in the middle, and hostile cards", arguments: ["read plain", "read encrypted", "write", "personalize", "personalize sl1"] + hostile.keys.sorted())
     func matrix(_ name: String) {
         let op: HostileOperation
         switch name {
+        case _ where Self.hostile[name] != nil: op = Self.hostile[name]!
         case "read plain": op = Self.read(.plain)
         case "read encrypted": op = Self.read(.encrypted)
         case "write": op = Self.write

@@ -17,6 +17,8 @@ struct TagFamiliesMatrixTests {
         /// What a reader sees on the tag now, from its memory alone.
         var reading: () -> ReferenceType2.Reading
         var detect: (APDUTransport) throws -> any NDEFTag
+        /// The tag's whole memory now, where a family gives it (nil: judged by `reading` alone).
+        var memory: (() -> [UInt8])? = nil
     }
 
     struct Family: Sendable {
@@ -105,10 +107,16 @@ struct TagFamiliesMatrixTests {
         HostileOperation(family: family.name, name: "ndef-write", expectVerdict: family.hostile ? nil : true) {
             let old = message(family.sizes.old, seed: 1), new = message(family.sizes.new, seed: 2)
             let setup = family.make(old)
+            let start = setup.reading(), before = setup.memory?()
             return HostileRun(card: setup.card) { context in
                 try NDEFWriteMatrix.run(setup.detect(context.transport()), new: new)
             } claims: { result in
                 let now = setup.reading()
+                // A hostile tag that reads as no message before the run: an error must leave
+                // every byte of it as it was.
+                if case .failure(let error) = result, case .broken = start, let before, let after = setup.memory?() {
+                    return after == before ? nil : "an error (\(error)) on a tag that read as no message, yet bytes \((0..<after.count).filter { after[$0] != before[$0] }.prefix(8)) changed"
+                }
                 guard case .message(let held) = now else { return NDEFWriteMatrix.judge(result, held: nil, why: "\(now)", old: old, new: new) { false } }
                 return NDEFWriteMatrix.judge(result, held: held, old: old, new: new) { held == old }
             }
@@ -124,9 +132,17 @@ struct TagFamiliesMatrixTests {
         HostileOperation(family: family.name, name: "ndef-lock", expectVerdict: nil) {
             let old = message(family.sizes.old, seed: 1)
             let setup = family.make(old)
+            let start = setup.reading(), before = setup.memory?()
             return HostileRun(card: setup.card) { context in
                 try lockBody(setup.detect(context.transport()))
             } claims: { result in
+                if case .broken = start, let before, let after = setup.memory?() {
+                    // A tag that read as no message: an error leaves every byte as it was.
+                    if case .failure(let error) = result, after != before { return "an error (\(error)) on a tag that read as no message, yet its memory changed" }
+                    guard case .success(let o) = result, o.verdict else { return nil }
+                    let wrote = (try? setup.detect(APDUTransport(channel: EmulatedChannel(card: setup.card))).writeNDEF(message(family.sizes.old, seed: 5))) != nil
+                    return wrote || setup.memory?() != after ? "reported locked, yet an honest write afterwards changed the tag" : nil
+                }
                 guard setup.reading() == .message(old) else { return "the message changed: the tag reads as \(setup.reading())" }
                 guard case .success(let o) = result, o.verdict else { return nil }
                 let other = message(family.sizes.new, seed: 5)

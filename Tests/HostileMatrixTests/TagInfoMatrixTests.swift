@@ -54,8 +54,15 @@ struct TagInfoMatrixTests {
     /// ("reads back as written", else exit 1). Crypto1 proves nothing, so the claims are judged
     /// against the card: "reads back as written" means the block holds the new bytes; an error
     /// that says "nothing was written" means the old ones; any other error the old or the new.
-    static let blockWrite = HostileOperation(family: "MIFARE Classic 1K", name: "write block 5", secrets: [.bytes(privateKey)], expectVerdict: true) {
-        let model = MifareClassicModel(.classic1K)
+    static let blockWrite = blockWrite(dropped: false)
+
+    /// `dropped`: a hostile card that acknowledges the write of block 5 and keeps the old bytes
+    /// (`MifareClassicModel.droppedWrites`): only the read-back can tell, and "written" must not
+    /// be said.
+    static func blockWrite(dropped: Bool) -> HostileOperation {
+      HostileOperation(family: "MIFARE Classic 1K", name: dropped ? "write block 5, hostile: the write acknowledged and dropped" : "write block 5",
+                       secrets: [.bytes(privateKey)], expectVerdict: !dropped) {
+        let model = MifareClassicModel(.classic1K, droppedWrites: dropped ? [5] : [])
         let reader = ContactlessReader(.storageOnly, tag: model)
         let new = (0..<16).map { UInt8(0x50 + $0) }
         let old = model.contents[(5 * 16)..<(6 * 16)].map { $0 }
@@ -77,6 +84,7 @@ struct TagInfoMatrixTests {
             case .failure: return nil
             }
         }
+      }
     }
 
     /// `classic write 7 … --trailer` changing key B alone (access bits 7F 07 88: key B not
@@ -109,9 +117,10 @@ struct TagInfoMatrixTests {
         }
     }
 
-    @Test("tag-info and classic dump and write through the man in the middle", arguments: ["transparent", "acr122u", "dump", "write", "trailer"])
+    @Test("tag-info and classic dump and write through the man in the middle", arguments: ["transparent", "acr122u", "dump", "write", "write dropped", "trailer"])
     func matrix(_ name: String) {
-        let op = name == "dump" ? Self.dump : name == "write" ? Self.blockWrite : name == "trailer" ? Self.trailerWrite
+        let op = name == "dump" ? Self.dump : name == "write" ? Self.blockWrite : name == "write dropped" ? Self.blockWrite(dropped: true)
+            : name == "trailer" ? Self.trailerWrite
             : Self.tagInfo(name == "acr122u" ? .acr122u : .transparent)
         let report = HostileMatrix.run(op)
         HostileMatrixLog.record(report)

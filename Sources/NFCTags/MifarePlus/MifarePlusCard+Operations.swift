@@ -123,7 +123,9 @@ extension MifarePlusCard {
         guard isData else { return (old, nil) }
         let back: [UInt8]
         do { back = try read(block: block, count: 1) } catch {
-            throw MifarePlusInterrupted(operation: "the read-back of block \(block)", state: "the card confirmed the write (its answer's MAC verified): the block holds the new 16 bytes", underlying: error)
+            // The card's MAC says it wrote; only the block read back proves it (a card may
+            // answer 90 and keep the old bytes: the hostile matrix's `writeDropped`).
+            throw MifarePlusInterrupted(operation: "the read-back of block \(block)", state: "the card confirmed the write (its answer's MAC verified), but the block could not be read back to prove it: it holds its old 16 bytes or the new ones; read it to see\(old.map { "; to put the old contents back: \(restoreCommand($0))" } ?? "")", underlying: error)
         }
         guard back == data else {
             throw MifarePlusError(.status, "block \(block) reads back \(back.hexString) after a confirmed write of \(data.hexString)")

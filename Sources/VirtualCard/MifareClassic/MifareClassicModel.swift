@@ -78,8 +78,14 @@ public final class MifareClassicModel: NativeTagModel, @unchecked Sendable {
     }
     private let state: Locked<State>
 
-    public init(_ chip: Chip, uid: [UInt8] = [0xC1, 0xA5, 0x51, 0xC0], memory: [UInt8]? = nil, realism: Realism = .all) {
+    /// Data blocks whose WRITE the card acknowledges (`0A`) and drops: a hostile card (some
+    /// clones do), against the data sheet's WRITE command (MF1S50yyX: the chip's ACK answers
+    /// the 16 bytes it has written). Empty on an honest card.
+    public let droppedWrites: Set<Int>
+
+    public init(_ chip: Chip, uid: [UInt8] = [0xC1, 0xA5, 0x51, 0xC0], memory: [UInt8]? = nil, realism: Realism = .all, droppedWrites: Set<Int> = []) {
         self.chip = chip
+        self.droppedWrites = droppedWrites
         layout = Geometry(sectorCount: chip.sectorCount)
         self.realism = realism
         self.uid = uid
@@ -261,7 +267,7 @@ public final class MifareClassicModel: NativeTagModel, @unchecked Sendable {
         if block == 0 && realism.contains(.manufacturerBlock) { return false }
         guard layout.isTrailer(block) else {
             guard allowed(s, block, .write) else { return false }
-            s.memory.replaceSubrange((block * 16)..<(block * 16 + 16), with: data)
+            if !droppedWrites.contains(block) { s.memory.replaceSubrange((block * 16)..<(block * 16 + 16), with: data) }
             return true
         }
         // A trailer: each part as the conditions let the authenticated key write it.

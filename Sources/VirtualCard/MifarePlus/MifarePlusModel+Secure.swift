@@ -139,7 +139,7 @@ extension MifarePlusModel {
         let blocks = data.count / 16
         guard writable(n, blocks: blocks, s) else { return fail(0x06) }
         memory.withLock { m in
-            for i in 0..<blocks { m.blocks[n + UInt16(i)] = Array(data[(16 * i)..<(16 * i + 16)]) }
+            for i in 0..<blocks where !dropsWrite(n + UInt16(i)) { m.blocks[n + UInt16(i)] = Array(data[(16 * i)..<(16 * i + 16)]) }
         }
         onChange?(self)
         s.writeCounter &+= 1

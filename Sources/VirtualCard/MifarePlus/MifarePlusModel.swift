@@ -48,6 +48,8 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
     /// In SL1, the PC/SC card name the reader gives (nil: 0036/0037, MIFARE Plus). A reader that
     /// goes by the SAK alone calls an SL1 card a MIFARE Classic (0001 1K, 0002 4K).
     public let level1CardName: UInt16?
+    /// How this card breaks its data sheet, if it does (the hostile matrix).
+    public let hostile: Hostile?
 
     struct Memory {
         var level: Level
@@ -91,8 +93,9 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
 
     public init(_ generation: Generation, level: Level, sectors: Int = 32, uid: [UInt8] = [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80],
                 signature: [UInt8]? = nil, readerForm: ReaderForm = .native, blocks: [UInt16: [UInt8]]? = nil,
-                historicalBytes: [UInt8]? = nil, level1CardName: UInt16? = nil) {
+                historicalBytes: [UInt8]? = nil, level1CardName: UInt16? = nil, hostile: Hostile? = nil) {
         precondition(sectors == 32 || sectors == 40)
+        self.hostile = hostile
         self.historicalBytes = historicalBytes
         self.level1CardName = level1CardName
         self.generation = generation
@@ -252,6 +255,7 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
         let exists = Int(n) < Self.blockCount(sectors: sectors) || (0x4000..<UInt16(0x4000 + 2 * sectors)).contains(n)
             || (0x9000...0x9003).contains(n) || (0xB000...0xB003).contains(n)
         guard exists else { return [0x09] }
+        if dropsPerso(n) { return [0x90] }
         memory.withLock {
             $0.blocks[n] = Array(frame[3..<19])
             $0.personalized.insert(n)
@@ -269,8 +273,9 @@ public final class MifarePlusModel: EmulatedCard, @unchecked Sendable {
         case (true, 0x03?): target = .sl3
         default: return [0x0C]
         }
-        memory.withLock { $0.level = target }
-        if target == .sl1 { enterLevel1() }
+        let now = committedLevel(target)
+        memory.withLock { $0.level = now }
+        if now == .sl1 { enterLevel1() }
         onChange?(self)
         return [0x90]
     }
