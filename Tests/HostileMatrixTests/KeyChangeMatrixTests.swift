@@ -35,8 +35,14 @@ struct KeyChangeMatrixTests {
         }
     }
 
-    static let ntag424 = HostileOperation(family: "NTAG 424 DNA", name: "change-key 2", secrets: [.bytes(new)], counted: changeKey) {
-        let model = NTAG424TagModel()
+    static let ntag424 = ntag424(nil)
+
+    /// `hostile`: a tag that answers ChangeKey with its MAC and keeps the old key: only the new
+    /// key's authentication can tell, and "changed" must not be said.
+    static func ntag424(_ hostile: NTAG424TagModel.Hostile?) -> HostileOperation {
+      HostileOperation(family: "NTAG 424 DNA", name: "change-key 2" + (hostile.map { ", hostile: \($0.rawValue)" } ?? ""), secrets: [.bytes(new)],
+                       counted: changeKey, expectVerdict: hostile == nil) {
+        let model = NTAG424TagModel(hostile: hostile)
         return HostileRun(card: ApplicationHost(applications: [model], uid: model.uid)) { context in
             guard let tag = try NTAG424Tag.detect(context.transport()) else { throw TagError(.notNDEF, "no NTAG 424 DNA") }
             try tag.authenticate(keyNumber: 0, key: zero)
@@ -50,6 +56,7 @@ struct KeyChangeMatrixTests {
         } claims: { result in
             judge(result, held: model.keys[2], others: (0..<5).allSatisfy { $0 == 2 || model.keys[$0] == zero })
         }
+      }
     }
 
     static let desfire = HostileOperation(family: "DESFire EV1", name: "change-key 1", secrets: [.bytes(new)], counted: changeKey) {
@@ -68,9 +75,9 @@ struct KeyChangeMatrixTests {
         }
     }
 
-    @Test("ChangeKey through the man in the middle", arguments: ["NTAG 424 DNA", "DESFire EV1"])
+    @Test("ChangeKey through the man in the middle, and a tag that drops it", arguments: ["NTAG 424 DNA", "DESFire EV1", "NTAG 424 DNA, hostile"])
     func matrix(_ name: String) {
-        let report = HostileMatrix.run(name == "DESFire EV1" ? Self.desfire : Self.ntag424)
+        let report = HostileMatrix.run(name == "DESFire EV1" ? Self.desfire : name == "NTAG 424 DNA" ? Self.ntag424 : Self.ntag424(.changeKeyDropped))
         HostileMatrixLog.record(report)
         HostileKnownIssues.expectNoFailures(report)
     }

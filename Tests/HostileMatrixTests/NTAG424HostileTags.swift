@@ -25,7 +25,7 @@ extension NTAG424MatrixTests {
     /// call the tag genuine.
     static let hostile: [String: HostileOperation] = {
         var ops = NTAG424HostileTag.allCases.flatMap { [info(randomID: false, card: $0), info(randomID: true, card: $0)] }
-        ops.append(sdmOnClone)
+        ops += [sdmOnClone, sdm(.changeFileSettingsDropped)]
         return Dictionary(uniqueKeysWithValues: ops.map { ($0.name, $0) })
     }()
 

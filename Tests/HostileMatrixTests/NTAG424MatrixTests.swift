@@ -76,8 +76,8 @@ struct NTAG424MatrixTests {
     }
 
     /// A tag holding `oldMessage` with SDM off.
-    static func provisioned() -> NTAG424TagModel {
-        let model = makeTag()
+    static func provisioned(_ hostile: NTAG424TagModel.Hostile? = nil) -> NTAG424TagModel {
+        let model = NTAG424TagModel(uid: uid, keys: keys, originalitySignature: signature, hostile: hostile)
         do {
             let setup = APDUTransport(channel: EmulatedChannel(card: ApplicationHost(applications: [model], uid: model.uid)))
             try Type4Tag.detect(setup).writeNDEF(oldMessage)
@@ -111,9 +111,14 @@ struct NTAG424MatrixTests {
     /// verdict, vouching for the settings planned and the originality read in the session
     /// (GetCardUID and Read_Sig enciphered and MACed). The URL it served to the check is a plain
     /// read: shown, not vouched for. ChangeFileSettings moves the command counter: sent once.
-    static let sdm = HostileOperation(family: "NTAG 424 DNA", name: "sdm", secrets: keys.map { .bytes($0) },
-                                      counted: { $0.count > 1 && $0[0] == 0x90 && $0[1] == 0x5F ? "ChangeFileSettings" : nil }) {
-        let model = provisioned()
+    static let sdm = sdm(nil)
+
+    /// `hostile`: a tag that answers ChangeFileSettings and keeps its old settings (the clean run
+    /// must not say "SDM enabled").
+    static func sdm(_ hostile: NTAG424TagModel.Hostile?) -> HostileOperation {
+      HostileOperation(family: "NTAG 424 DNA", name: "sdm" + (hostile.map { ", hostile: \($0.rawValue)" } ?? ""), secrets: keys.map { .bytes($0) },
+                       counted: { $0.count > 1 && $0[0] == 0x90 && $0[1] == 0x5F ? "ChangeFileSettings" : nil }, expectVerdict: hostile == nil) {
+        let model = provisioned(hostile)
         return HostileRun(card: ApplicationHost(applications: [model], uid: model.uid)) { context in
             guard let tag = try NTAG424Tag.detect(context.transport()) else { throw TagError(.notNDEF, "not an NTAG 424 DNA") }
             let result = try tag.provisionSDM(plan, key: keys[0]) { _ in }
@@ -123,6 +128,7 @@ struct NTAG424MatrixTests {
         } claims: { result in
             judgeSDM(result, settings: Settings(model.file(2)), message: message(model.ndefFile))
         }
+      }
     }
 
     /// What a provisioning said, against file 2's settings and message afterwards: enabled means

@@ -112,6 +112,13 @@ extension NTAG424Tag {
             guard try Self.selectApplication(transport) else { throw NTAG424Error(.refused, "the NDEF application is gone") }
             try authenticate(keyNumber: changeKey, key: key)
             try changeFileSettings(Self.ndefFile, to: after)
+            // The answer's MAC says the tag took the settings; only the tag's settings read again
+            // in the session (MACed) show it did (issue 49's hostile tag answered 91 00 and kept
+            // the old ones, and the URL it then served, placeholders of zeros, had the plan's shape).
+            let now = try fileSettings(Self.ndefFile)
+            guard now.changeData == after.changeData else {
+                throw NTAG424Error(.refused, "the tag acknowledged the new settings but reads them back as \(Hex.encode(now.changeData)), not \(Hex.encode(after.changeData)): SDM is not enabled as planned")
+            }
         } catch {
             throw SDMProvisioningInterrupted(stage: .enablingSDM, underlying: error, backup: backup)
         }

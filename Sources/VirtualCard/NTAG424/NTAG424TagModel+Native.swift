@@ -171,7 +171,7 @@ extension NTAG424TagModel {
         f.readWrite = data[1] >> 4; f.change = data[1] & 0x0F; f.read = data[2] >> 4; f.write = data[2] & 0x0F
         f.sdmEnabled = option & 0x40 != 0
         f.sdm = sdm
-        s.files[header[0]] = f
+        if hostile != .changeFileSettingsDropped { s.files[header[0]] = f }
         return seal([], mode: 3, &s)
     }
 
@@ -194,8 +194,10 @@ extension NTAG424TagModel {
         guard data.count == 21 else { return Self.err(0x7E) }
         let new = zip(data[0..<16], s.keys[number]).map { $0 ^ $1 }
         guard Array(data[17..<21]) == CRC.crc32(new) else { return Self.err(0x1E) }
-        s.keys[number] = new
-        s.keyVersions[number] = data[16]
+        if hostile != .changeKeyDropped {
+            s.keys[number] = new
+            s.keyVersions[number] = data[16]
+        }
         return seal([], mode: 3, &s)
     }
 

@@ -30,6 +30,8 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     /// TagTamper enabled from the start; `openTamperLoop()` and `closeTamperLoop()` cut and
     /// mend the wire while the card is served (issue 51).
     public let tagTamper: Bool
+    /// How this tag breaks its data sheet, if it does (the hostile matrix).
+    public let hostile: Hostile?
 
     /// A file's settings as the tag keeps them (its own representation, not the library's).
     public struct File: Sendable, Hashable {
@@ -64,8 +66,10 @@ public final class NTAG424TagModel: CardApplication, @unchecked Sendable {
     public var onChange: (@Sendable ([UInt8]) -> Void)?
 
     public init(uid: [UInt8] = [0x04, 0x3A, 0x51, 0x6A, 0x71, 0x80, 0x90], keys: [[UInt8]]? = nil,
-                originalitySignature: [UInt8] = [UInt8](repeating: 0, count: 56), randomID: Bool = false, tagTamper: Bool = false) {
+                originalitySignature: [UInt8] = [UInt8](repeating: 0, count: 56), randomID: Bool = false, tagTamper: Bool = false,
+                hostile: Hostile? = nil) {
         self.uid = uid
+        self.hostile = hostile
         self.tagTamper = tagTamper
         self.originalitySignature = originalitySignature
         self.randomID = randomID
