@@ -30,7 +30,7 @@ struct DESFireMatrixTests {
     /// 3 backup full (48 bytes), 4 value MAC (1000, limits 0…100000), 5 linear record full
     /// (16-byte records, two of four held): every access right key 1, change key 0. File 6,
     /// standard plain (32 bytes), is read free (a transit card's public file).
-    static func model(_ generation: Model.Generation) -> Model {
+    static func model(_ generation: Model.Generation, hostile: Model.Hostile? = nil) -> Model {
         let access = Model.AccessRights(read: 1, write: 1, readWrite: 1, change: 0)
         var app = Model.Application(aid: aid, keyType: .aes, keyCount: 3, files: [
             Model.File(number: 1, commMode: .full, access: access, content: .standard(bytes(80, seed: 1))),
@@ -42,7 +42,7 @@ struct DESFireMatrixTests {
             Model.File(number: 6, access: Model.AccessRights(read: 0xE, write: 1, readWrite: 1, change: 0), content: .standard(bytes(32, seed: 4))),
         ])
         app.keys = keys.map { Model.Key(.aes, bytes: $0, version: 1) }
-        return Model(image: Model.Image(chip: Model.Chip(generation: generation), applications: [app]))
+        return Model(image: Model.Image(chip: Model.Chip(generation: generation), applications: [app]), hostile: hostile)
     }
 
     /// The CLI's steps before a read or a write: detect, select, authenticate with key 1 (the
@@ -61,9 +61,10 @@ struct DESFireMatrixTests {
 
     /// `desfire read --file n`: the verdict is data returned; it vouches for the settings the
     /// CLI prints beside it (GetFileSettings is MACed in the session) and the contents.
-    static func read(_ family: String, _ generation: Model.Generation, file: UInt8, name: String) -> HostileOperation {
-        HostileOperation(family: family, name: "read \(name)", secrets: secrets) {
-            HostileRun(card: model(generation)) { context in
+    static func read(_ family: String, _ generation: Model.Generation, file: UInt8, name: String, hostile: Model.Hostile? = nil) -> HostileOperation {
+        HostileOperation(family: family, name: "read \(name)" + (hostile.map { ", hostile card: \($0.rawValue)" } ?? ""), secrets: secrets,
+                         expectVerdict: hostile == nil ? true : nil) {
+            HostileRun(card: model(generation, hostile: hostile)) { context in
                 let (card, settings) = try open(context, file: file)
                 let contents = try card.contents(file, settings: settings)
                 let shown = "file \(file): \(settings.type), \(settings.commMode), \(settings.access) \(settings.size.map(String.init) ?? "-"): \(describe(contents))"
@@ -141,9 +142,10 @@ struct DESFireMatrixTests {
 
     /// `desfire write`: "written"/"committed" is the verdict (the receipt); `DESFireJudge` holds
     /// what every outcome says against the file's contents afterwards.
-    static func write(_ family: String, _ generation: Model.Generation, _ w: Write) -> HostileOperation {
-        HostileOperation(family: family, name: w.name, secrets: secrets, counted: counted) {
-            let card = model(generation)
+    static func write(_ family: String, _ generation: Model.Generation, _ w: Write, hostile: Model.Hostile? = nil) -> HostileOperation {
+        HostileOperation(family: family, name: w.name + (hostile.map { ", hostile card: \($0.rawValue)" } ?? ""), secrets: secrets, counted: counted,
+                         expectVerdict: hostile == nil ? true : nil) {
+            let card = model(generation, hostile: hostile)
             let old = truth(card, file: w.file)
             return HostileRun(card: card) { context in
                 let (desfire, settings) = try open(context, file: w.file)
@@ -163,9 +165,12 @@ struct DESFireMatrixTests {
             + writes.map { write(family, generation, $0) }
     }
 
-    @Test("desfire read and write through the man in the middle", arguments: operations.map { "\($0.family) \($0.name)" })
+    /// The clean card's operations, then the hostile cards' (`DESFireHostileCards.swift`).
+    static let all = operations + hostileOperations
+
+    @Test("desfire read and write through the man in the middle, and on hostile cards", arguments: all.map { "\($0.family) \($0.name)" })
     func matrix(_ name: String) throws {
-        let op = try #require(Self.operations.first { "\($0.family) \($0.name)" == name })
+        let op = try #require(Self.all.first { "\($0.family) \($0.name)" == name })
         let report = HostileMatrix.run(op)
         HostileMatrixLog.record(report)
         HostileKnownIssues.expectNoFailures(report)

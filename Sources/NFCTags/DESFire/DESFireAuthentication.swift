@@ -36,10 +36,17 @@ extension DESFireCard {
             let current = session
             endSession()
             let ev2: EV2Session
-            if nonFirst, let previous = current?.ev2 {
-                ev2 = try EV2Authentication.nonFirst(transport, session: previous, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
-            } else {
-                ev2 = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
+            do {
+                if nonFirst, let previous = current?.ev2 {
+                    ev2 = try EV2Authentication.nonFirst(transport, session: previous, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
+                } else {
+                    ev2 = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key.bytes, rndA: randomSource(16))
+                }
+            } catch let e as DESFireError where e.kind == .illegalCommand {
+                // A card that names itself EV2 in GetVersion and refuses EV2First, as an EV1 does:
+                // no fallback by itself (that 91 1C carries no MAC), but the way out named.
+                throw DESFireError(.illegalCommand, e.message + "; the card names itself \(version.map { "\($0.generation)" } ?? "EV2") "
+                    + "but refuses AuthenticateEV2First: authenticate with the AES scheme (AA) instead", statusWord: e.statusWord)
             }
             begin(DESFireSession(ev2: ev2, keyNumber: keyNumber))
             return

@@ -121,15 +121,17 @@ public final class DESFireCard {
     /// - Parameters:
     ///   - length: the answer's plain length when known (enciphered answers).
     ///   - secret: the data carries key material (traces show it as `**`).
+    ///   - lengthIsExpected: `length` is only what the card should send (see `DESFireSession.verify`).
     func command(_ ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], security: DESFireSecurity = .management,
-                 length: Int? = nil, what: String, secret: Bool = false) throws -> [UInt8] {
-        try commandFrames(ins, header: header, data: data, security: security, length: length, what: what, secret: secret).flatMap { $0 }
+                 length: Int? = nil, lengthIsExpected: Bool = false, what: String, secret: Bool = false) throws -> [UInt8] {
+        try commandFrames(ins, header: header, data: data, security: security, length: length, lengthIsExpected: lengthIsExpected,
+                          what: what, secret: secret).flatMap { $0 }
     }
 
     /// `command`, the plain answer cut where the card's frames were cut (GetDFNames sends one
     /// application per frame).
     func commandFrames(_ ins: UInt8, header: [UInt8] = [], data: [UInt8] = [], security: DESFireSecurity = .management,
-                       length: Int? = nil, what: String, secret: Bool = false) throws -> [[UInt8]] {
+                       length: Int? = nil, lengthIsExpected: Bool = false, what: String, secret: Bool = false) throws -> [[UInt8]] {
         let payload = try session.map { try $0.protect(ins: ins, header: header, data: data, security: security) } ?? header + data
         let (frames, status) = try exchange(ins, payload, secretFrom: secret ? header.count : nil)
         guard status == StatusWord(rawValue: 0x9100) else {
@@ -139,7 +141,7 @@ public final class DESFireCard {
         guard let session else { return frames }
         let plain: [UInt8]
         do {
-            plain = try session.verify(frames.flatMap { $0 }, ins: ins, security: security, length: length, what: what)
+            plain = try session.verify(frames.flatMap { $0 }, ins: ins, security: security, length: length, lengthIsExpected: lengthIsExpected, what: what)
         } catch {
             // An answer that does not verify ends the session here as well: its IV is lost.
             self.session = nil

@@ -27,6 +27,21 @@ extension DESFireCard {
         return data
     }
 
+    /// ReadData (`90 BD`) of a whole standard or backup data file (offset 0, length 0: "the
+    /// entire file", MF3ICD81 §ReadData), held against the `size` its settings announce.
+    /// - Throws: `DESFireError(.boundaryError)` without a status word when the card sends another
+    ///   number of bytes than its settings announce: the file's contents and its limits disagree,
+    ///   and neither is shown as the file's contents (the session stays open: the answer verified).
+    func readWholeData(_ file: UInt8, size: Int, mode: CommMode) throws -> [UInt8] {
+        let data = try command(0xBD, header: [file] + desfireLE(0, 3) + desfireLE(0, 3), security: .read(mode), length: size,
+                               lengthIsExpected: true, what: "ReadData of file \(file)")
+        guard data.count == size else {
+            throw DESFireError(.boundaryError, "file \(file): GetFileSettings announces \(size) bytes, ReadData of the whole file brought \(data.count): "
+                + "the card contradicts itself; nothing is shown as the file's contents")
+        }
+        return data
+    }
+
     /// WriteData (`90 3D`): `data` at `offset`, in frames, in `mode`. A backup data file keeps
     /// the old bytes until `commitTransaction()`.
     public func writeData(_ file: UInt8, offset: Int = 0, data: [UInt8], mode: CommMode) throws {

@@ -72,6 +72,11 @@ public struct DESFireWriteReceipt: Sendable, Hashable {
     /// True when a CommitTransaction made it take effect (backup, value and record files); false for
     /// a standard data file, whose writes take effect at once.
     public var committed: Bool
+    /// True when, after the commit, the file was read back in the same session (its answers MACed
+    /// or enciphered) and holds the change; false when it could not be read back (no session, a
+    /// legacy one, a key without the right to read it, a plain file under EV2): then `committed`
+    /// rests on the card's 91 00 alone.
+    public var readBack = false
 }
 
 /// A change to one file, as the safe write procedures take it.
@@ -90,15 +95,21 @@ extension DESFireCard {
     /// Changes a file and, for backup, value and record files, commits it: the receipt says
     /// whether the change was committed. The mode follows the file's settings (plain for free
     /// access).
+    /// After the commit, the file is read back in the same session where the key may read it
+    /// (`DESFireWriteReceipt.readBack`): a card that answers 91 00 and keeps the old contents
+    /// is caught, not reported committed. A value file's value is read before the change for it.
     /// - Throws: `DESFireError` when the card refused before anything changed (nothing committed):
     ///   a refused change of a transactional file (no commit follows it), or a refusal before any
     ///   frame was sent; `DESFireInterrupted` naming what the card holds when the change stopped
-    ///   part-way. A status carries no MAC, so one in answer to a standard data file's write or
-    ///   to CommitTransaction proves nothing either way: interrupted, not refused.
+    ///   part-way, or when the file read back after the commit does not hold the change. A
+    ///   status carries no MAC, so one in answer to a standard data file's write or to
+    ///   CommitTransaction proves nothing either way: interrupted, not refused.
     @discardableResult
     public func change(_ file: UInt8, settings: DESFireFileSettings, _ change: DESFireFileChange) throws -> DESFireWriteReceipt {
         let mode = writeMode(settings)
         let what = "\(change.name) of file \(file)"
+        // Before anything is sent: a refusal or an error here changes nothing.
+        let check = change.applies(to: settings.type) ? try commitCheck(file, settings: settings, change) : nil
         do {
             switch (change, settings.type) {
             case let (.data(bytes, offset), .standardData), let (.data(bytes, offset), .backupData):
@@ -139,7 +150,9 @@ extension DESFireCard {
             // none did. Only a commit that never left says the old contents stand.
             throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: progress == .notRun ? .uncommitted : .commitUnknown, underlying: error)
         }
-        return DESFireWriteReceipt(file: file, type: settings.type, committed: true)
+        guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: true) }
+        try confirmCommit(file, check, what: what)
+        return DESFireWriteReceipt(file: file, type: settings.type, committed: true, readBack: true)
     }
 
     /// The state of a change cut by an I/O error during its command.

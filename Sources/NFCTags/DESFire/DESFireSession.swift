@@ -161,8 +161,11 @@ public final class DESFireSession {
     }
 
     /// Checks the answer (all frames' data, status 00) to the command just protected and
-    /// returns its plain data. `length`: the data's length when known (enciphered answers).
-    func verify(_ answer: [UInt8], ins: UInt8, security: DESFireSecurity, length: Int?, what: String) throws(DESFireError) -> [UInt8] {
+    /// returns its plain data. `length`: the data's length when known (enciphered answers);
+    /// with `lengthIsExpected`, only the length the card should send (a whole file read with
+    /// length 0): tried first, then any other where the CRC checks.
+    func verify(_ answer: [UInt8], ins: UInt8, security: DESFireSecurity, length: Int?, lengthIsExpected: Bool = false,
+                what: String) throws(DESFireError) -> [UInt8] {
         if let ev2 {
             guard security != .none else { return answer }
             do {
@@ -185,12 +188,12 @@ public final class DESFireSession {
             return data
         case (.legacy, .read(.full)):
             let plain = try legacyReceive(answer)
-            return try stripCRC(plain, crcSize: 2, length: length, what: what) { CRC.crc16($0) }
+            return try stripCRC(plain, crcSize: 2, length: length, exact: !lengthIsExpected, what: what) { CRC.crc16($0) }
         case (.legacy, _):
             return answer
         case (_, .read(.full)):
             let plain = try decipher(answer)
-            return try stripCRC(plain, crcSize: 4, length: length, what: what) { CRC.crc32($0 + [0x00]) }
+            return try stripCRC(plain, crcSize: 4, length: length, exact: !lengthIsExpected, what: what) { CRC.crc32($0 + [0x00]) }
         default:
             // EV1: every answer with data or status 00 ends in 8 bytes of CMAC over data ‖ 00.
             guard answer.count >= 8 else { throw DESFireError(.malformed, "\(what): the answer has no CMAC (\(answer.count) bytes)") }
@@ -284,17 +287,19 @@ public final class DESFireSession {
     }
 
     /// Finds the data before the CRC in a deciphered answer: data ‖ CRC ‖ padding (00…, or 80
-    /// 00…). With `length` known the CRC must be there; otherwise the one position where the
-    /// CRC checks and only padding follows (within the last block and a CRC). Compared in
-    /// constant time.
-    private func stripCRC(_ plain: [UInt8], crcSize: Int, length: Int?, what: String, crc: ([UInt8]) -> [UInt8]) throws(DESFireError) -> [UInt8] {
+    /// 00…). With `length` known (`exact`) the CRC must be there; with `length` only expected,
+    /// there first; otherwise the one position where the CRC checks and only padding follows
+    /// (within the last block and a CRC). Compared in constant time.
+    private func stripCRC(_ plain: [UInt8], crcSize: Int, length: Int?, exact: Bool = true, what: String,
+                          crc: ([UInt8]) -> [UInt8]) throws(DESFireError) -> [UInt8] {
         func fits(_ n: Int) -> Bool {
             guard n >= 0, n + crcSize <= plain.count else { return false }
             let pad = plain[(n + crcSize)...]
             guard pad.enumerated().allSatisfy({ $0.element == 0 || ($0.offset == 0 && $0.element == 0x80) }) else { return false }
             return constantTimeEquals(crc(Array(plain[..<n])), Array(plain[n..<(n + crcSize)]))
         }
-        if let length {
+        if let length, !exact, fits(length) { return Array(plain[..<length]) }
+        if let length, exact {
             guard fits(length) else {
                 throw DESFireError(.badCryptogram, "\(what): the enciphered answer's CRC does not verify (a card without this session's key, or an altered answer)")
             }

@@ -114,13 +114,14 @@ extension DESFireCard {
         return survey
     }
 
-    /// The whole contents of a file: a data file's bytes, a value, all records.
+    /// The whole contents of a file: a data file's bytes (the whole file, as many as its settings
+    /// announce, or an error), a value, all records.
     public func contents(_ file: UInt8, settings: DESFireFileSettings) throws -> DESFireFileContents {
         let mode = readMode(settings)
         switch settings.type {
         case .standardData, .backupData:
             let size = settings.size ?? 0
-            return .data(size == 0 ? [] : try readData(file, length: size, mode: mode))
+            return .data(size == 0 ? [] : try readWholeData(file, size: size, mode: mode))
         case .value:
             return .value(try getValue(file, mode: mode))
         case .linearRecord, .cyclicRecord:
@@ -131,10 +132,12 @@ extension DESFireCard {
         }
     }
 
-    /// Runs `body`; a card's refusal (a status, not an I/O error) becomes a problem to note. A
-    /// refusal ends any session and may leave nothing selected: the caller selects again.
+    /// Runs `body`; a card's refusal (a status, not an I/O error) becomes a problem to note, as
+    /// does a data file whose contents disagree with its announced size (a boundary error
+    /// without a status). A refusal ends any session and may leave nothing selected: the caller
+    /// selects again.
     private func refusable<T>(_ body: () throws -> T) throws -> (value: T?, problem: String?) {
-        do { return (try body(), nil) } catch let e as DESFireError where e.status != nil {
+        do { return (try body(), nil) } catch let e as DESFireError where e.status != nil || e.kind == .boundaryError {
             return (nil, e.message)
         }
     }

@@ -28,13 +28,17 @@ public final class DESFireCard: EmulatedCard, @unchecked Sendable {
     public let atr: [UInt8]
     let random: RandomSource
     let state: Locked<State>
+    /// The rule this card breaks (nil: none), for the hostile matrix.
+    public let hostile: Hostile?
     /// Called with the image after every command that changed it (for `--memory`-style saving).
     public var onChange: (@Sendable (Image) -> Void)?
 
-    /// A card holding `image`, drawing its challenges (RndB, TI, the random UID) from `random`.
-    public init(image: Image = Image(), atr: [UInt8] = DESFireCard.defaultATR, random: RandomSource = .system) {
+    /// A card holding `image`, drawing its challenges (RndB, TI, the random UID) from `random`;
+    /// `hostile` names a rule of the data sheet it breaks.
+    public init(image: Image = Image(), atr: [UInt8] = DESFireCard.defaultATR, random: RandomSource = .system, hostile: Hostile? = nil) {
         self.atr = atr
         self.random = random
+        self.hostile = hostile
         state = Locked(State(image: image))
         reset()
     }
@@ -277,7 +281,7 @@ public final class DESFireCard: EmulatedCard, @unchecked Sendable {
     }
 
     func dispatch(_ command: UInt8, _ data: [UInt8], _ s: inout State) throws(DESFireStatus) -> Answer {
-        let ev2 = s.image.chip.generation.hasEV2SecureMessaging
+        let ev2 = s.image.chip.generation.hasEV2SecureMessaging, ev2Auth = takesEV2Authentication(s)
         switch command {
         case 0x60: return try getVersion(data, &s)
         case 0x51: return try getCardUID(data, &s)
@@ -290,8 +294,8 @@ public final class DESFireCard: EmulatedCard, @unchecked Sendable {
         case 0xFC: return try formatPICC(data, &s)
         case 0x5C: return try setConfiguration(data, &s)
         case 0x0A, 0x1A, 0xAA: return try authenticatePart1(command, data, &s)
-        case 0x71 where ev2: return try authenticateEV2Part1(first: true, data, &s)
-        case 0x77 where ev2: return try authenticateEV2Part1(first: false, data, &s)
+        case 0x71 where ev2Auth: return try authenticateEV2Part1(first: true, data, &s)
+        case 0x77 where ev2Auth: return try authenticateEV2Part1(first: false, data, &s)
         case 0x45: return try getKeySettings(data, &s)
         case 0x54: return try changeKeySettings(data, &s)
         case 0x64: return try getKeyVersion(data, &s)

@@ -237,6 +237,11 @@ extension DESFireCard {
             s.transaction = nil
             return Answer(bytes: try s.channel.seal([], as: .management, status: DESFireStatus.noChanges.code), status: .noChanges)
         }
+        if hostile == .commitIgnored {
+            // The hostile card's lie: the commit acknowledged, the changes dropped.
+            s.transaction = nil
+            return Answer(bytes: try s.channel.seal([], as: .management))
+        }
         try s.persist { image in
             for (number, content) in t.contents {
                 guard let i = image.applications[index].files.firstIndex(where: { $0.number == number }) else { continue }

@@ -70,13 +70,14 @@ extension DESFireCard {
         return Answer(bytes: try s.channel.seal(ids, as: .management))
     }
 
-    /// A file's settings as GetFileSettings answers them.
-    static func settings(of file: File) -> [UInt8] {
+    /// A file's settings as GetFileSettings answers them; `announced` gives the size a data file
+    /// is announced with (its own, unless the card is hostile).
+    static func settings(of file: File, announced: (Int) -> Int = { $0 }) -> [UInt8] {
         var out: [UInt8] = [file.content.typeCode, file.commMode.rawValue] + file.access.wire
         func le32(_ v: Int32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
         switch file.content {
         case .standard(let d), .backup(let d):
-            out += le24(d.count)
+            out += le24(announced(d.count))
         case .value(let v):
             out += le32(v.lowerLimit) + le32(v.upperLimit) + le32(v.limitedCreditValue)
             out.append((v.limitedCreditEnabled ? 0x01 : 0) | (v.freeGetValue ? 0x02 : 0))
@@ -93,7 +94,7 @@ extension DESFireCard {
         let (header, payload) = try s.channel.open(0xF5, data, header: 1, as: .management)
         guard payload.isEmpty else { throw .lengthError }
         let f = try file(header[0], in: app, s)
-        return Answer(bytes: try s.channel.seal(Self.settings(of: f), as: .management))
+        return Answer(bytes: try s.channel.seal(Self.settings(of: f, announced: announcedSize), as: .management))
     }
 
     /// ChangeFileSettings (5F): FileNo ‖ comm mode ‖ access rights; plain when the Change right

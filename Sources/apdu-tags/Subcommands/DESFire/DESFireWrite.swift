@@ -12,7 +12,9 @@ extension APDUCommand {
             discussion: """
                 Standard data files take a write at once (no backup: a write of several frames cut short may leave them \
                 partly written). Backup data, value and record files keep their old contents until CommitTransaction, which \
-                this command sends after the change: the output says whether the change was committed. A card pulled before \
+                this command sends after the change, then reads the file back in the same session where the key may read it \
+                (a card that acknowledges a commit it did not make is reported, not taken at its word): the output says \
+                whether the change was committed and whether that was read back. A card pulled before \
                 the commit keeps the old contents (the chip's guarantee). The mode (plain, MAC, full) follows the file's \
                 settings; every MAC and CRC on the answers is checked. An option that does not fit the file's type \
                 (--data on a record file) is refused before anything is sent, naming the options that do (exit 64).
@@ -90,10 +92,12 @@ extension APDUCommand {
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("file", .int(Int(file))),
                                                 ("fileType", .string("\(receipt.type)")), ("committed", .bool(receipt.committed)),
-                                                ("transactional", .bool(receipt.type.isTransactional))]).serialized)
+                                                ("transactional", .bool(receipt.type.isTransactional)), ("readBack", .bool(receipt.readBack))]).serialized)
                     return
                 }
-                let how = receipt.type.isTransactional ? "committed (CommitTransaction)" : "written (a standard data file takes writes at once)"
+                let how = !receipt.type.isTransactional ? "written (a standard data file takes writes at once)"
+                    : receipt.readBack ? "committed (CommitTransaction; read back in the session: the file holds the change)"
+                    : "committed (CommitTransaction; not read back: the key in use may not read the file, so this rests on the card's answer)"
                 Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(how)")
             }
         }
