@@ -15,7 +15,7 @@ extension MifarePlusModel {
     /// access byte 40, and `message` in an NDEF TLV at the start of sector 1.
     public static func ndefFormatted(_ generation: Generation, sectors: Int = 32, uid: [UInt8] = [0x04, 0x50, 0x5D, 0x1A, 0xB7, 0x68, 0x80],
                                      message: [UInt8], signature: [UInt8]? = nil, readerForm: ReaderForm = .native,
-                                     historicalBytes: [UInt8]? = nil) -> MifarePlusModel {
+                                     historicalBytes: [UInt8]? = nil, hostile: Hostile? = nil) -> MifarePlusModel {
         var blocks = factoryBlocks(sectors: sectors, uid: uid)
         let madSectors: Set<Int> = sectors > 16 ? [0, 16] : [0]
         for s in 0..<sectors {
@@ -52,7 +52,7 @@ extension MifarePlusModel {
             s += 1
         }
         return MifarePlusModel(generation, level: .sl3, sectors: sectors, uid: uid, signature: signature, readerForm: readerForm, blocks: blocks,
-                               historicalBytes: historicalBytes)
+                               historicalBytes: historicalBytes, hostile: hostile)
     }
 
     /// The MAD's CRC-8: polynomial 1D, preset C7 (written here apart from NFCTags' own).

@@ -68,7 +68,7 @@ struct CLIDESFireTests {
             }
             let write = try runAPDU(["desfire", "write", "--app", "F00001", "--file", "1", "--data", "0102030405", "--json", "-r", r], environment: appKey)
             let written = try #require((try? write.json()) as? [String: Any], "status \(write.status): \(write.stderr)")
-            #expect(written["committed"] as? Bool == true)
+            #expect(written["committed"] as? Bool == true && written["readBack"] as? Bool == true, "\(write.stdout)")
             let back = try runAPDU(["desfire", "read", "--app", "F00001", "--file", "1", "--length", "5", "-r", r], environment: appKey)
             #expect(back.status == 0 && back.stdout.contains("01 02 03 04 05"), "\(back.stdout)\(back.stderr)")
             #expect(try runAPDU(["desfire", "write", "--app", "F00001", "--file", "2", "--credit", "25", "-r", r], environment: appKey).stdout.contains("committed"))

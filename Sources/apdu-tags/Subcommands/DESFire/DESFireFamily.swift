@@ -5,6 +5,7 @@ import FoundationEssentials
 import VirtualCard
 
 extension DESFireCard.Generation: ExpressibleByArgument {}
+extension DESFireCard.Hostile: ExpressibleByArgument {}
 
 struct DESFireFamily: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.DESFire.self }
@@ -44,7 +45,7 @@ struct DESFireFamily: EmulatedFamily {
 
     /// The card, from a preset or an image file, and the start line's description.
     static func card(preset: Preset, generation: DESFireCard.Generation?, imageFile desfireImage: String?,
-                     imageOption: String) throws -> (card: any EmulatedCard, description: String) {
+                     imageOption: String, hostile: DESFireCard.Hostile? = nil) throws -> (card: any EmulatedCard, description: String) {
         let chip = DESFireCard.Chip(generation: generation ?? .ev1)
         var image: DESFireCard.Image
         switch preset {
@@ -55,10 +56,10 @@ struct DESFireFamily: EmulatedFamily {
         if let path = desfireImage, let bytes = FileManager.default.contents(atPath: path) {
             do { image = try DESFireCard.Image(decoding: [UInt8](bytes)) } catch { throw Failure(.badData, "\(imageOption) \(path): \(error)") }
         }
-        let card = DESFireCard(image: image)
+        let card = DESFireCard(image: image, hostile: hostile)
         if let path = desfireImage {
             card.onChange = { image in try? Data(image.encoded()).write(to: URL(fileURLWithPath: path), options: .atomic) }
         }
-        return (card, "MIFARE DESFire \(image.chip.generation) (\(preset.rawValue)\(desfireImage.map { ", image \($0)" } ?? ""))")
+        return (card, "MIFARE DESFire \(image.chip.generation) (\(preset.rawValue)\(desfireImage.map { ", image \($0)" } ?? "")\(hostile.map { ", hostile: \($0.rawValue)" } ?? ""))")
     }
 }

@@ -17,9 +17,12 @@ struct EmulateDESFire: EmulateForm {
     @Option(help: ArgumentHelp("Load the card from this JSON image and save every change back to it.", valueName: "file"))
     var image: String?
 
+    @Option(help: ArgumentHelp("A hostile variant, for tests: \(DESFireCard.Hostile.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "name"))
+    var hostile: DESFireCard.Hostile?
+
     @OptionGroup var connection: EmulatorConnection
 
     func emulatedCard() throws -> (card: any EmulatedCard, description: String) {
-        try DESFireFamily.card(preset: preset, generation: generation, imageFile: image, imageOption: "--image")
+        try DESFireFamily.card(preset: preset, generation: generation, imageFile: image, imageOption: "--image", hostile: hostile)
     }
 }

@@ -34,6 +34,9 @@ struct EmulatePlus: EmulateForm {
     @Option(help: ArgumentHelp("native (frames pass as they are, the default) or iso-only (a reader that passes only ISO 7816 APDUs).", valueName: "form"))
     var readerForm: MifarePlusModel.ReaderForm = .native
 
+    @Option(help: ArgumentHelp("A hostile variant, for tests: \(MifarePlusModel.Hostile.allCases.map(\.rawValue).joined(separator: ", ")) (answered as done, not done).", valueName: "name"))
+    var hostile: MifarePlusModel.Hostile?
+
     @OptionGroup var connection: EmulatorConnection
 
     func validate() throws {
@@ -48,10 +51,12 @@ struct EmulatePlus: EmulateForm {
         let model: MifarePlusModel
         switch level {
         case .sl3:
-            model = .ndefFormatted(generation, sectors: sectors, uid: uid, message: MifarePlusModel.presetMessage, signature: signature, readerForm: readerForm)
+            model = .ndefFormatted(generation, sectors: sectors, uid: uid, message: MifarePlusModel.presetMessage, signature: signature, readerForm: readerForm,
+                                   hostile: hostile)
         case .sl0, .sl1:
-            model = MifarePlusModel(generation, level: level, sectors: sectors, uid: uid, signature: signature, readerForm: readerForm)
+            model = MifarePlusModel(generation, level: level, sectors: sectors, uid: uid, signature: signature, readerForm: readerForm, hostile: hostile)
         }
-        return (model, "a MIFARE Plus \(generation.rawValue.uppercased()) \(sectors == 32 ? "2K" : "4K") in SL\(level.rawValue)\(readerForm == .isoOnly ? " behind a reader that passes only ISO 7816 APDUs" : "")")
+        return (model, "a MIFARE Plus \(generation.rawValue.uppercased()) \(sectors == 32 ? "2K" : "4K") in SL\(level.rawValue)\(readerForm == .isoOnly ? " behind a reader that passes only ISO 7816 APDUs" : "")"
+                + (hostile.map { ", hostile: \($0.rawValue)" } ?? ""))
     }
 }

@@ -15,6 +15,7 @@ extension MifarePlusModel.Level: ExpressibleByArgument {
     }
 }
 extension MifarePlusModel.ReaderForm: ExpressibleByArgument {}
+extension MifarePlusModel.Hostile: ExpressibleByArgument {}
 
 struct MifarePlusFamily: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.Plus.self }

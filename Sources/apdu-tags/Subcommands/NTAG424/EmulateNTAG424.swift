@@ -13,5 +13,8 @@ struct EmulateNTAG424: EmulateForm {
     @Flag(help: "An NTAG 424 DNA TagTamper (GetVersion subtype 08, GetTTStatus, the status mirrored by SDM), its loop closed.")
     var tagTamper = false
 
-    func emulatedCard() throws -> (card: any EmulatedCard, description: String) { NTAG424Family.card(tagTamper: tagTamper) }
+    @Option(help: ArgumentHelp("A hostile variant, for tests: \(NTAG424TagModel.Hostile.allCases.map(\.rawValue).joined(separator: ", ")) (the change answered with its MAC and dropped).", valueName: "name"))
+    var hostile: NTAG424TagModel.Hostile?
+
+    func emulatedCard() throws -> (card: any EmulatedCard, description: String) { NTAG424Family.card(tagTamper: tagTamper, hostile: hostile) }
 }

@@ -4,6 +4,8 @@ import ArgumentParser
 import ISO7816
 import VirtualCard
 
+extension NTAG424TagModel.Hostile: ExpressibleByArgument {}
+
 struct NTAG424Family: EmulatedFamily {
     static var commands: (any ParsableCommand.Type)? { APDUCommand.NTAG424.self }
     static let choosingFlags = ["--ntag424"]
@@ -17,9 +19,9 @@ struct NTAG424Family: EmulatedFamily {
     func emulatedCard(shared: EmulationOptions) throws -> (card: any EmulatedCard, description: String) { Self.card() }
 
     /// The tag as shipped, and the start line's description.
-    static func card(tagTamper: Bool = false) -> (card: any EmulatedCard, description: String) {
-        let tag = NTAG424TagModel(tagTamper: tagTamper)
+    static func card(tagTamper: Bool = false, hostile: NTAG424TagModel.Hostile? = nil) -> (card: any EmulatedCard, description: String) {
+        let tag = NTAG424TagModel(tagTamper: tagTamper, hostile: hostile)
         return (ApplicationHost(atr: Type4TagModel.contactlessATR, applications: [tag], uid: tag.uid),
-                "NTAG 424 DNA\(tagTamper ? " TagTamper" : "") as shipped (UID \(tag.uid.hexString), all-zero keys)")
+                "NTAG 424 DNA\(tagTamper ? " TagTamper" : "") as shipped (UID \(tag.uid.hexString), all-zero keys)\(hostile.map { ", hostile: \($0.rawValue)" } ?? "")")
     }
 }
