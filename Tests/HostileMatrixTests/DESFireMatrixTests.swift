@@ -197,6 +197,7 @@ enum DESFireJudge {
             switch e.state {
             case .unchanged, .uncommitted: allowed = held == old
             case .commitUnknown, .doneOrNot: allowed = held == old || held == new
+            case .notAsAnswered: allowed = held != new
             case .partlyWritten: allowed = held == old || held == new || prefixOfNew(held, old: old, new: new)
             case .done: allowed = held == new
             }

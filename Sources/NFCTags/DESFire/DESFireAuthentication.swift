@@ -46,7 +46,8 @@ extension DESFireCard {
                 // A card that names itself EV2 in GetVersion and refuses EV2First, as an EV1 does:
                 // no fallback by itself (that 91 1C carries no MAC), but the way out named.
                 throw DESFireError(.illegalCommand, e.message + "; the card names itself \(version.map { "\($0.generation)" } ?? "EV2") "
-                    + "but refuses AuthenticateEV2First: authenticate with the AES scheme (AA) instead", statusWord: e.statusWord)
+                    + "but AuthenticateEV2First was refused; neither GetVersion nor that refusal carries a MAC, so a card that does not "
+                    + "speak EV2First, or something between it and the tool, said so: the AES scheme (AA) opens an EV1", statusWord: e.statusWord)
             }
             begin(DESFireSession(ev2: ev2, keyNumber: keyNumber))
             return

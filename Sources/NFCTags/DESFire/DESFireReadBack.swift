@@ -1,13 +1,13 @@
-// After CommitTransaction, the changed file read back in the same session: "committed" is what
-// the card is seen to hold, not only what it answered.
+// After a change (and, for a transactional file, its CommitTransaction), the changed part read
+// back in the same session: "written" and "committed" are what the card is seen to hold, not
+// only what it answered.
 import ISO7816
 
 extension DESFireCard {
-    /// What a transactional file must hold after its change is committed, and the mode its
-    /// read-back travels in.
-    struct CommitCheck {
+    /// What a file must hold after its change, and the mode its read-back travels in.
+    struct ChangeCheck {
         enum Expected {
-            /// A backup data file: these bytes at this offset.
+            /// A standard or backup data file: these bytes at this offset.
             case data(offset: Int, bytes: [UInt8])
             /// A value file: the value before the change, and after it.
             case value(old: Int32, new: Int64)
@@ -17,56 +17,65 @@ extension DESFireCard {
         }
         var expected: Expected
         var mode: CommMode
+        /// Whether the read-back's answers carry the session's MAC or cipher, so that no one
+        /// between the tool and the card can give them: every mode of an EV1 ISO or AES session
+        /// (a CMAC on every answer), EV2 MAC and full, legacy MAC and full. Not a plain answer of
+        /// an EV2 or legacy session: it catches a card that did not make the change, not a man in
+        /// the middle.
+        var proven: Bool
     }
 
-    /// The check of a change to a transactional file, or nil when the file cannot be read back
-    /// with proof: no session, a legacy session (its answers to GetFileSettings carry no MAC), a
-    /// key without the right to read the file, or an EV2 session and a plain file (an EV2 plain
-    /// answer carries no MAC). A value file's value is read now (GetValue, before the change).
-    func commitCheck(_ file: UInt8, settings: DESFireFileSettings, _ change: DESFireFileChange) throws -> CommitCheck? {
-        guard settings.type.isTransactional, let session, session.scheme != .legacy else { return nil }
+    /// The check of `change`, or nil when the file cannot be read back: no session, or a key
+    /// without the right to read it. A value file's value is read now (GetValue, before the
+    /// change).
+    func changeCheck(_ file: UInt8, settings: DESFireFileSettings, _ change: DESFireFileChange) throws -> ChangeCheck? {
+        guard let session else { return nil }
         let key = DESFireAccess.key(session.keyNumber), a = settings.access
         let rights = settings.type == .value ? [a.read, a.write, a.readWrite] : [a.read, a.readWrite]
-        guard rights.contains(key), settings.commMode != .plain || session.scheme != .ev2 else { return nil }
+        guard rights.contains(key) else { return nil }
         let mode = settings.commMode
+        let proven = mode != .plain || ![.legacy, .ev2].contains(session.scheme)
+        func check(_ expected: ChangeCheck.Expected) -> ChangeCheck { ChangeCheck(expected: expected, mode: mode, proven: proven) }
         switch (change, settings.records) {
         case let (.data(bytes, offset), _):
-            return CommitCheck(expected: .data(offset: offset, bytes: bytes), mode: mode)
+            return check(.data(offset: offset, bytes: bytes))
         case (.credit(let v), _), (.limitedCredit(let v), _):
             let old = try getValue(file, mode: mode)
-            return CommitCheck(expected: .value(old: old, new: Int64(old) + Int64(v)), mode: mode)
+            return check(.value(old: old, new: Int64(old) + Int64(v)))
         case (.debit(let v), _):
             let old = try getValue(file, mode: mode)
-            return CommitCheck(expected: .value(old: old, new: Int64(old) - Int64(v)), mode: mode)
+            return check(.value(old: old, new: Int64(old) - Int64(v)))
         case let (.record(bytes, offset), r?):
             let after = settings.type == .cyclicRecord ? min(r.currentRecords + 1, max(1, r.maxRecords - 1)) : r.currentRecords + 1
             guard offset >= 0, offset + bytes.count <= r.recordSize else { return nil }
-            return CommitCheck(expected: .records(before: r.currentRecords, after: after, recordSize: r.recordSize, newest: (offset, bytes)), mode: mode)
+            return check(.records(before: r.currentRecords, after: after, recordSize: r.recordSize, newest: (offset, bytes)))
         case let (.clearRecords, r?):
-            return CommitCheck(expected: .records(before: r.currentRecords, after: 0, recordSize: r.recordSize, newest: nil), mode: mode)
+            return check(.records(before: r.currentRecords, after: 0, recordSize: r.recordSize, newest: nil))
         default:
             return nil
         }
     }
 
-    /// Reads the file back after CommitTransaction answered 91 00, in the same session.
-    /// - Throws: `DESFireInterrupted` `.uncommitted` when the file is read back (MACed or
-    ///   enciphered) without the change, as it was: the card acknowledged a commit it did not
-    ///   make; `.commitUnknown` when the read-back fails, or shows a third value.
-    func confirmCommit(_ file: UInt8, _ check: CommitCheck, what: String) throws {
-        let operation = "CommitTransaction after \(what)"
-        /// nil: the change is there; else what the file holds and whether that is the old contents.
+    /// Reads the file back after the card answered its change (and commit) as made, in the same
+    /// session.
+    /// - Throws: `DESFireInterrupted` when the file does not read back as changed: in answers
+    ///   that prove themselves, `.uncommitted` for a value read back as before, else
+    ///   `.notAsAnswered`; in plain answers that prove nothing, `.commitUnknown` (a
+    ///   transactional file) or `.partlyWritten` (a standard one), as for a lost answer. When
+    ///   the read-back itself fails, the same two.
+    func confirmChange(_ file: UInt8, _ check: ChangeCheck, operation: String, transactional: Bool) throws {
+        let open: DESFireInterrupted.State = transactional ? .commitUnknown : .partlyWritten
+        /// nil: the change is there; else what the file holds and whether that is the old value.
         let mismatch: (found: String, old: Bool)?
         do {
             switch check.expected {
             case let .data(offset, bytes):
                 let now = try readData(file, offset: offset, length: bytes.count, mode: check.mode)
-                // Not the bytes written, nor (unread) proven the old ones: the state stays open.
                 mismatch = now == bytes ? nil : ("other bytes at \(offset)..<\(offset + bytes.count) than those written", false)
             case let .value(old, new):
                 let now = try getValue(file, mode: check.mode)
                 mismatch = Int64(now) == new ? nil : ("the value \(now), not \(new)", now == old)
-            case let .records(before, after, recordSize, newest):
+            case let .records(_, after, recordSize, newest):
                 let count = try fileSettings(file).records?.currentRecords ?? -1
                 var holds = count == after
                 if holds, let newest, count > 0 {
@@ -74,14 +83,18 @@ extension DESFireCard {
                     holds = last.count >= newest.offset + newest.bytes.count
                         && Array(last[newest.offset..<(newest.offset + newest.bytes.count)]) == newest.bytes
                 }
-                mismatch = holds ? nil : ("\(count) records" + (count == after ? ", the newest not the one written" : ", not \(after)"), count == before)
+                mismatch = holds ? nil : ("\(count) records" + (count == after ? ", the newest not the one written" : ", not \(after)"), false)
             }
         } catch {
-            throw DESFireInterrupted(operation: operation + ", reading the file back", state: .commitUnknown, underlying: error)
+            throw DESFireInterrupted(operation: operation + ", reading the file back", state: open, underlying: error)
         }
         guard let mismatch else { return }
-        let lie = DESFireError(.refused, "CommitTransaction answered 91 00, yet file \(file) reads back \(mismatch.found) in the same session: "
-            + "the card did not commit the change")
-        throw DESFireInterrupted(operation: operation, state: mismatch.old ? .uncommitted : .commitUnknown, underlying: lie)
+        let answered = transactional ? "CommitTransaction answered 91 00" : "the write was answered 91 00"
+        guard check.proven else {
+            let unproven = DESFireError(.malformed, "\(answered), and file \(file) reads back \(mismatch.found) in plain answers, which prove nothing either way")
+            throw DESFireInterrupted(operation: operation, state: open, underlying: unproven)
+        }
+        let lie = DESFireError(.refused, "\(answered), yet file \(file) reads back \(mismatch.found) in the same session: the card did not make the change")
+        throw DESFireInterrupted(operation: operation, state: mismatch.old ? .uncommitted : .notAsAnswered, underlying: lie)
     }
 }

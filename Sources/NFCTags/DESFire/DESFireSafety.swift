@@ -31,6 +31,10 @@ public struct DESFireInterrupted: Error, CustomStringConvertible {
         case doneOrNot
         /// The change took effect (the card acknowledged it); what came after it did not finish.
         case done
+        /// The card answered the change as made, and the file read back after it (the answers
+        /// carrying the session's MAC or cipher) does not hold it: the card did not make it as
+        /// answered. What it holds instead is read, not assumed (read the file to see).
+        case notAsAnswered
     }
     public var operation: String
     public var state: State
@@ -38,7 +42,7 @@ public struct DESFireInterrupted: Error, CustomStringConvertible {
     /// Whether the change is known to be committed (backup, value and record files).
     public var committed: Bool? {
         switch state {
-        case .unchanged, .uncommitted: return false
+        case .unchanged, .uncommitted, .notAsAnswered: return false
         case .done: return true
         case .commitUnknown, .partlyWritten, .doneOrNot: return nil
         }
@@ -59,6 +63,7 @@ public struct DESFireInterrupted: Error, CustomStringConvertible {
         case .partlyWritten: return "the standard data file holds the old bytes, the new, or new bytes up to some point (it has no backup): write it again"
         case .doneOrNot: return "the command took effect whole or not at all (look again to know)"
         case .done: return "the change took effect"
+        case .notAsAnswered: return "the card answered the change as made, yet the file read back in the session does not hold it: the card did not make it (read the file to see what it holds)"
         }
     }
 
@@ -72,11 +77,16 @@ public struct DESFireWriteReceipt: Sendable, Hashable {
     /// True when a CommitTransaction made it take effect (backup, value and record files); false for
     /// a standard data file, whose writes take effect at once.
     public var committed: Bool
-    /// True when, after the commit, the file was read back in the same session (its answers MACed
-    /// or enciphered) and holds the change; false when it could not be read back (no session, a
-    /// legacy one, a key without the right to read it, a plain file under EV2): then `committed`
-    /// rests on the card's 91 00 alone.
+    /// True when, after the change (and its commit), the file was read back in the same session
+    /// and holds it; false when the key in use may not read the file, or no key was used.
     public var readBack = false
+    /// True when the change is proven: the card's answers to it carry the session's MAC (every
+    /// scheme but legacy `0A`), or the file read back in answers that carry the session's MAC or
+    /// cipher. False without a session (a free file), and in a legacy session whose change could
+    /// not be read back so (a plain file, or no right to read it): its answers, and the file
+    /// settings that chose the mode, carry no MAC, and a man in the middle could have given them
+    /// (a GetVersion changed to name an MF3ICD40 is enough to bring a legacy session about).
+    public var proven = false
 }
 
 /// A change to one file, as the safe write procedures take it.
@@ -95,9 +105,11 @@ extension DESFireCard {
     /// Changes a file and, for backup, value and record files, commits it: the receipt says
     /// whether the change was committed. The mode follows the file's settings (plain for free
     /// access).
-    /// After the commit, the file is read back in the same session where the key may read it
-    /// (`DESFireWriteReceipt.readBack`): a card that answers 91 00 and keeps the old contents
-    /// is caught, not reported committed. A value file's value is read before the change for it.
+    /// After the change (and its commit), the file is read back in the same session where the key
+    /// may read it (`DESFireWriteReceipt.readBack`): a card that answers 91 00 and keeps the old
+    /// contents is caught, not reported written or committed. A value file's value is read before
+    /// the change for it. `DESFireWriteReceipt.proven` says whether anything the tool could check
+    /// proves the change.
     /// - Throws: `DESFireError` when the card refused before anything changed (nothing committed):
     ///   a refused change of a transactional file (no commit follows it), or a refusal before any
     ///   frame was sent; `DESFireInterrupted` naming what the card holds when the change stopped
@@ -109,7 +121,7 @@ extension DESFireCard {
         let mode = writeMode(settings)
         let what = "\(change.name) of file \(file)"
         // Before anything is sent: a refusal or an error here changes nothing.
-        let check = change.applies(to: settings.type) ? try commitCheck(file, settings: settings, change) : nil
+        let check = change.applies(to: settings.type) ? try changeCheck(file, settings: settings, change) : nil
         do {
             switch (change, settings.type) {
             case let (.data(bytes, offset), .standardData), let (.data(bytes, offset), .backupData):
@@ -139,8 +151,12 @@ extension DESFireCard {
         } catch {
             throw DESFireInterrupted(operation: what, state: interruptedState(transactional: settings.type.isTransactional, standardWrite: settings.type == .standardData), underlying: error)
         }
+        // Every answer of a non-legacy session carries its MAC (the change's, the commit's).
+        let answersProve = session.map { $0.scheme != .legacy } ?? false
         guard settings.type.isTransactional else {
-            return DESFireWriteReceipt(file: file, type: settings.type, committed: false)
+            guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: false, proven: answersProve) }
+            try confirmChange(file, check, operation: what, transactional: false)
+            return DESFireWriteReceipt(file: file, type: settings.type, committed: false, readBack: true, proven: answersProve || check.proven)
         }
         do {
             try commitTransaction()
@@ -150,9 +166,9 @@ extension DESFireCard {
             // none did. Only a commit that never left says the old contents stand.
             throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: progress == .notRun ? .uncommitted : .commitUnknown, underlying: error)
         }
-        guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: true) }
-        try confirmCommit(file, check, what: what)
-        return DESFireWriteReceipt(file: file, type: settings.type, committed: true, readBack: true)
+        guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: true, proven: answersProve) }
+        try confirmChange(file, check, operation: "CommitTransaction after \(what)", transactional: true)
+        return DESFireWriteReceipt(file: file, type: settings.type, committed: true, readBack: true, proven: answersProve || check.proven)
     }
 
     /// The state of a change cut by an I/O error during its command.

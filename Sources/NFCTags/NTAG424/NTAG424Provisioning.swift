@@ -129,6 +129,9 @@ extension NTAG424Tag {
                 throw NTAG424Error(.malformed, "the tag serves no URI record")
             }
             guard Self.sameShape(uri, plan.shape) else { throw NTAG424Error(.malformed, "the tag serves a URL that does not have the template's shape") }
+            // The template's own zeros are what a tag with SDM off serves (and what a middle
+            // could put there): a tag that mirrors fills at least one placeholder otherwise.
+            guard uri != plan.shape else { throw NTAG424Error(.malformed, "the tag serves the template with its placeholders unfilled: SDM does not mirror") }
             return SDMProvisioningResult(served: uri, originality: originality)
         } catch {
             throw SDMProvisioningInterrupted(stage: .checking, underlying: error, backup: backup)

@@ -37,16 +37,17 @@ struct DESFireHostileCardTests {
         let model = Self.model(generation, nil)
         let card = try Self.open(model)
         let receipt = try card.change(3, settings: card.fileSettings(3), .credit(5))
-        #expect(receipt.committed && receipt.readBack)
+        #expect(receipt.committed && receipt.readBack && receipt.proven)
         #expect(try card.change(4, settings: card.fileSettings(4), .record([7, 7], offset: 2)).readBack)
         #expect(try card.change(2, settings: card.fileSettings(2), .data([9, 9], offset: 0)).readBack)
         let writer = try Self.open(model, key: 1)
         let blind = try writer.change(2, settings: writer.fileSettings(2), .data([8, 8], offset: 4))
-        #expect(blind.committed && !blind.readBack)
+        // Not read back, and proven all the same: the commit's answer carries the session's MAC.
+        #expect(blind.committed && !blind.readBack && blind.proven)
         #expect(model.image.application(0x00F001)?.file(2)?.content == .backup([9, 9, 0x22, 0x22, 8, 8] + [UInt8](repeating: 0x22, count: 42)))
     }
 
-    @Test("commit ignored: the read-back finds the change missing, and it is reported uncommitted (or, for data, unknown), never committed",
+    @Test("commit ignored: the read-back finds the change missing: a value read back as before is uncommitted, the rest 'not as answered', never committed",
           arguments: [DESFireModel.Generation.ev1, .ev2])
     func commitIgnored(_ generation: DESFireModel.Generation) throws {
         let changes: [(UInt8, DESFireFileChange)] = [(2, .data([9, 9], offset: 0)), (3, .credit(5)), (3, .debit(5)), (4, .record([7], offset: 0)), (4, .clearRecords)]
@@ -58,10 +59,10 @@ struct DESFireHostileCardTests {
                 let receipt = try card.change(file, settings: card.fileSettings(file), change)
                 Issue.record("\(change.name) of file \(file): reported \(receipt), the card holds the old contents")
             } catch let e as DESFireInterrupted {
-                // A data file's old bytes were not read: other bytes than those written leave
-                // the state open; a value or a record count read back as before is the old one.
-                #expect(e.state == (change.name.contains("write") || file == 2 ? .commitUnknown : .uncommitted), "\(change.name) of file \(file): \(e)")
-                #expect("\(e)".contains("did not commit"), "\(e)")
+                // Only a value read back as before is the old one; other bytes or records than
+                // those written say the card did not make the change, and claim nothing more.
+                #expect(e.state == (file == 3 ? .uncommitted : .notAsAnswered), "\(change.name) of file \(file): \(e)")
+                #expect("\(e)".contains("did not make the change"), "\(e)")
             }
             #expect(model.image == before)
         }

@@ -92,14 +92,26 @@ extension APDUCommand {
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("file", .int(Int(file))),
                                                 ("fileType", .string("\(receipt.type)")), ("committed", .bool(receipt.committed)),
-                                                ("transactional", .bool(receipt.type.isTransactional)), ("readBack", .bool(receipt.readBack))]).serialized)
-                    return
+                                                ("transactional", .bool(receipt.type.isTransactional)), ("readBack", .bool(receipt.readBack)),
+                                                ("proven", .bool(receipt.proven))]).serialized)
+                } else {
+                    Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(Self.words(receipt, keyed: key != nil))")
                 }
-                let how = !receipt.type.isTransactional ? "written (a standard data file takes writes at once)"
-                    : receipt.readBack ? "committed (CommitTransaction; read back in the session: the file holds the change)"
-                    : "committed (CommitTransaction; not read back: the key in use may not read the file, so this rests on the card's answer)"
-                Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(how)")
+                // A keyed change nothing proves (a legacy session: its answers and the file
+                // settings carry no MAC, and a GetVersion changed on the way can bring one about)
+                // is not a success: exit 1, as a lock nothing proves.
+                if key != nil, !receipt.proven {
+                    throw Failure(.unexpected, "the change is unproven: a legacy (0A) session MACs neither the card's answers nor the file's settings, and the file could not be read back in enciphered or MACed answers; read it to check, or authenticate with --auth iso or aes if the card takes them")
+                }
             }
+        }
+
+        /// What the receipt says, in words: the change, what it rests on.
+        static func words(_ receipt: DESFireWriteReceipt, keyed: Bool) -> String {
+            let what = receipt.type.isTransactional ? "committed (CommitTransaction" : "written (a standard data file takes writes at once"
+            let back = receipt.readBack ? "read back in the session: the file holds the change" : keyed ? "not read back: the key in use may not read the file" : "not read back"
+            let proof = receipt.proven ? (receipt.readBack ? "" : ", the card's answers MACed") : keyed ? "; unproven: a legacy session MACs nothing" : "; unproven: a free file, no session, nothing MACed"
+            return "\(what); \(back)\(proof))"
         }
 
         /// The option that asked for `change`.

@@ -119,7 +119,7 @@ extension APDUCommand {
                         ("sdm", NTAG424Info.sdmJSON(outcome.2)), ("originality", outcome.4.json),
                     ]).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(outcome.0)): SDM enabled; the tag now serves")
+                    Terminal.print("\(Terminal.safe(outcome.0)): SDM enabled (the file's settings read back in the session); the tag now serves, read in the clear as a phone reads it")
                     Terminal.print("  \(Terminal.safe(outcome.1))")
                     Terminal.print("originality signature over UID \(outcome.4.uid.hexString): \(outcome.4.verdict)")
                     if let backup = outcome.3 { Terminal.print("backup of the previous message: \(backup)") }
