@@ -30,9 +30,11 @@ struct DESFireMatrixTests {
     /// 3 backup full (48 bytes), 4 value MAC (1000, limits 0…100000), 5 linear record full
     /// (16-byte records, two of four held): every access right key 1, change key 0. File 6,
     /// standard plain (32 bytes), is read free (a transit card's public file).
-    static func model(_ generation: Model.Generation, hostile: Model.Hostile? = nil) -> Model {
+    /// `des`: the application's keys 2K3DES (the same bytes), so that an EV1 opens an ISO (`1A`)
+    /// session with them, and a legacy (`0A`) one when GetVersion names an MF3ICD40.
+    static func model(_ generation: Model.Generation, hostile: Model.Hostile? = nil, des: Bool = false) -> Model {
         let access = Model.AccessRights(read: 1, write: 1, readWrite: 1, change: 0)
-        var app = Model.Application(aid: aid, keyType: .aes, keyCount: 3, files: [
+        var app = Model.Application(aid: aid, keyType: des ? .tdes : .aes, keyCount: 3, files: [
             Model.File(number: 1, commMode: .full, access: access, content: .standard(bytes(80, seed: 1))),
             Model.File(number: 2, commMode: .mac, access: access, content: .standard(bytes(80, seed: 2))),
             Model.File(number: 3, commMode: .full, access: access, content: .backup(bytes(48, seed: 3))),
@@ -41,17 +43,21 @@ struct DESFireMatrixTests {
                        content: .linearRecord(Model.RecordFile(recordSize: 16, maxRecords: 4, records: [bytes(16, seed: 5), bytes(16, seed: 6)]))),
             Model.File(number: 6, access: Model.AccessRights(read: 0xE, write: 1, readWrite: 1, change: 0), content: .standard(bytes(32, seed: 4))),
         ])
-        app.keys = keys.map { Model.Key(.aes, bytes: $0, version: 1) }
+        app.keys = keys.map { Model.Key(des ? .tdes : .aes, bytes: $0, version: des ? 0 : 1) }
         return Model(image: Model.Image(chip: Model.Chip(generation: generation), applications: [app]), hostile: hostile)
     }
 
     /// The CLI's steps before a read or a write: detect, select, authenticate with key 1 (the
     /// scheme the card's generation takes: AA on EV1, EV2First on EV2; none without --key),
     /// GetFileSettings.
-    static func open(_ context: HostileContext, file: UInt8, authenticated: Bool = true) throws -> (NFCTags.DESFireCard, DESFireFileSettings) {
+    static func open(_ context: HostileContext, file: UInt8, authenticated: Bool = true, des: Bool = false, legacy: Bool = false) throws -> (NFCTags.DESFireCard, DESFireFileSettings) {
         guard let card = try NFCTags.DESFireCard.detect(context.transport()) else { throw TagError(.notNDEF, "not a DESFire") }
         try card.selectApplication(DESFireApplicationID(rawValue: aid)!)
-        if authenticated { try card.authenticate(keyNumber: 1, key: try DESFireKey(.aes, keys[1], version: 1)) }
+        if authenticated {
+            let key = des ? try DESFireKey(.tdes2, keys[1], version: 0) : try DESFireKey(.aes, keys[1], version: 1)
+            // `--auth legacy` for the legacy operations: every answer and the file settings unMACed.
+            try card.authenticate(keyNumber: 1, key: key, scheme: legacy ? .legacy : nil)
+        }
         return (card, try card.fileSettings(file))
     }
 
@@ -61,14 +67,15 @@ struct DESFireMatrixTests {
 
     /// `desfire read --file n`: the verdict is data returned; it vouches for the settings the
     /// CLI prints beside it (GetFileSettings is MACed in the session) and the contents.
-    static func read(_ family: String, _ generation: Model.Generation, file: UInt8, name: String, hostile: Model.Hostile? = nil) -> HostileOperation {
+    static func read(_ family: String, _ generation: Model.Generation, file: UInt8, name: String, hostile: Model.Hostile? = nil, des: Bool = false, legacy: Bool = false) -> HostileOperation {
         HostileOperation(family: family, name: "read \(name)" + (hostile.map { ", hostile card: \($0.rawValue)" } ?? ""), secrets: secrets,
-                         expectVerdict: hostile == nil ? true : nil) {
-            HostileRun(card: model(generation, hostile: hostile)) { context in
-                let (card, settings) = try open(context, file: file)
+                         expectVerdict: legacy ? false : hostile == nil ? true : nil) {
+            HostileRun(card: model(generation, hostile: hostile, des: des)) { context in
+                let (card, settings) = try open(context, file: file, des: des, legacy: legacy)
                 let contents = try card.contents(file, settings: settings)
                 let shown = "file \(file): \(settings.type), \(settings.commMode), \(settings.access) \(settings.size.map(String.init) ?? "-"): \(describe(contents))"
-                return HostileOutcome(verdict: true, vouched: shown, shown: shown)
+                // The CLI's `proven`: a legacy session's answers (the settings among them) prove nothing.
+                return HostileOutcome(verdict: card.answersProve(settings), vouched: shown, shown: shown)
             } claims: { result in
                 // The data shown is the card's own (a fresh card's: reads change nothing), not only
                 // the clean run's.
@@ -142,17 +149,19 @@ struct DESFireMatrixTests {
 
     /// `desfire write`: "written"/"committed" is the verdict (the receipt); `DESFireJudge` holds
     /// what every outcome says against the file's contents afterwards.
-    static func write(_ family: String, _ generation: Model.Generation, _ w: Write, hostile: Model.Hostile? = nil) -> HostileOperation {
+    static func write(_ family: String, _ generation: Model.Generation, _ w: Write, hostile: Model.Hostile? = nil, des: Bool = false, legacy: Bool = false) -> HostileOperation {
         HostileOperation(family: family, name: w.name + (hostile.map { ", hostile card: \($0.rawValue)" } ?? ""), secrets: secrets, counted: counted,
-                         expectVerdict: hostile == nil ? true : nil) {
-            let card = model(generation, hostile: hostile)
+                         expectVerdict: legacy ? false : hostile == nil ? true : nil) {
+            let card = model(generation, hostile: hostile, des: des)
             let old = truth(card, file: w.file)
             return HostileRun(card: card) { context in
-                let (desfire, settings) = try open(context, file: w.file)
+                let (desfire, settings) = try open(context, file: w.file, des: des, legacy: legacy)
                 guard w.change.applies(to: settings.type) else { throw TagError(.notNDEF, "the change does not apply to a \(settings.type) file") }
                 let receipt = try desfire.change(w.file, settings: settings, w.change)
                 let how = receipt.type.isTransactional ? (receipt.committed ? "committed" : "not committed") : "written"
-                return HostileOutcome(verdict: receipt.committed || !receipt.type.isTransactional, vouched: how, shown: "file \(w.file) (\(receipt.type)): \(how)")
+                // As the CLI: a keyed change nothing proves is exit 1, not the verdict.
+                let verdict = receipt.proven && (receipt.committed || !receipt.type.isTransactional)
+                return HostileOutcome(verdict: verdict, vouched: how, shown: "file \(w.file) (\(receipt.type)): \(how)\(receipt.proven ? "" : ", unproven")")
             } claims: { result in
                 DESFireJudge.judge(result, held: truth(card, file: w.file), old: old, new: w.new)
             }
@@ -163,7 +172,16 @@ struct DESFireMatrixTests {
         [read(family, generation, file: 1, name: "standard full"), read(family, generation, file: 2, name: "standard MAC"),
          read(family, generation, file: 4, name: "value MAC"), read(family, generation, file: 5, name: "records full"), readFree(family, generation)]
             + writes.map { write(family, generation, $0) }
-    }
+    } + desOperations
+
+    /// An EV1 whose application keys are 2K3DES: an ISO session, and a legacy one wherever a
+    /// middle makes GetVersion name an MF3ICD40 (whose answers and file settings carry no MAC).
+    static let desOperations: [HostileOperation] = {
+        [("DESFire EV1 (2K3DES keys)", false), ("DESFire EV1 (2K3DES keys, legacy session)", true)].flatMap { family, legacy in
+            [read(family, .ev1, file: 1, name: "standard full", des: true, legacy: legacy), read(family, .ev1, file: 2, name: "standard MAC", des: true, legacy: legacy)]
+                + writes.filter { ["write standard MAC", "write backup full", "credit value MAC"].contains($0.name) }.map { write(family, .ev1, $0, des: true, legacy: legacy) }
+        }
+    }()
 
     /// The clean card's operations, then the hostile cards' (`DESFireHostileCards.swift`).
     static let all = operations + hostileOperations

@@ -105,6 +105,12 @@ public final class DESFireCard {
         var frames = [response.data]
         var total = response.data.count
         while response.statusWord == StatusWord(rawValue: 0x91AF) {
+            // Every answer frame carries data: an empty 91 AF after the whole command asks for
+            // more than it holds (a card, or a middle's settings, that took the mode for another),
+            // and asking again would never end (the hostile matrix's legacy session).
+            guard !response.data.isEmpty else {
+                throw DESFireError(.malformed, "the card answered 91 AF with no data after the whole command: it asks for more than the command holds")
+            }
             guard total <= maxAnswer else {
                 throw DESFireError(.malformed, "the card kept answering 91 AF past \(maxAnswer) bytes")
             }

@@ -17,12 +17,20 @@ extension DESFireCard {
         }
         var expected: Expected
         var mode: CommMode
-        /// Whether the read-back's answers carry the session's MAC or cipher, so that no one
-        /// between the tool and the card can give them: every mode of an EV1 ISO or AES session
-        /// (a CMAC on every answer), EV2 MAC and full, legacy MAC and full. Not a plain answer of
-        /// an EV2 or legacy session: it catches a card that did not make the change, not a man in
-        /// the middle.
+        /// Whether the read-back's answers prove themselves (`answersProve`): a plain answer of an
+        /// EV2 session, or any of a legacy one, catches a card that did not make the change, not a
+        /// man in the middle.
         var proven: Bool
+    }
+
+    /// Whether the answers to reads of the file with `settings`, in the session now open, carry
+    /// what no one between the tool and the card can give: every mode of an EV1 ISO or AES
+    /// session (a CMAC on every answer), EV2 MAC and full. Not EV2 plain (no MAC), and nothing of
+    /// a legacy (`0A`) session: its MAC and cipher restart with each command (an earlier answer of
+    /// the session replays), and its file settings, which choose the mode, carry no MAC.
+    public func answersProve(_ settings: DESFireFileSettings) -> Bool {
+        guard let session, session.scheme != .legacy else { return false }
+        return session.scheme != .ev2 || settings.commMode != .plain
     }
 
     /// The check of `change`, or nil when the file cannot be read back: no session, or a key
@@ -34,7 +42,7 @@ extension DESFireCard {
         let rights = settings.type == .value ? [a.read, a.write, a.readWrite] : [a.read, a.readWrite]
         guard rights.contains(key) else { return nil }
         let mode = settings.commMode
-        let proven = mode != .plain || ![.legacy, .ev2].contains(session.scheme)
+        let proven = answersProve(settings)
         func check(_ expected: ChangeCheck.Expected) -> ChangeCheck { ChangeCheck(expected: expected, mode: mode, proven: proven) }
         switch (change, settings.records) {
         case let (.data(bytes, offset), _):

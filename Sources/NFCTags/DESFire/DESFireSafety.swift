@@ -80,12 +80,12 @@ public struct DESFireWriteReceipt: Sendable, Hashable {
     /// True when, after the change (and its commit), the file was read back in the same session
     /// and holds it; false when the key in use may not read the file, or no key was used.
     public var readBack = false
-    /// True when the change is proven: the card's answers to it carry the session's MAC (every
-    /// scheme but legacy `0A`), or the file read back in answers that carry the session's MAC or
-    /// cipher. False without a session (a free file), and in a legacy session whose change could
-    /// not be read back so (a plain file, or no right to read it): its answers, and the file
-    /// settings that chose the mode, carry no MAC, and a man in the middle could have given them
-    /// (a GetVersion changed to name an MF3ICD40 is enough to bring a legacy session about).
+    /// True when the change is proven: the card's answers to it carry the session's MAC, or the
+    /// file read back in answers that do (`DESFireCard.answersProve`). False without a session (a
+    /// free file), for a plain file's write under EV2 (no MAC either way), and in a legacy (`0A`)
+    /// session: its answers, and the file settings that chose the mode, carry nothing a man in
+    /// the middle cannot give (a GetVersion changed to name an MF3ICD40 is enough to bring such a
+    /// session about).
     public var proven = false
 }
 
@@ -151,13 +151,15 @@ extension DESFireCard {
         } catch {
             throw DESFireInterrupted(operation: what, state: interruptedState(transactional: settings.type.isTransactional, standardWrite: settings.type == .standardData), underlying: error)
         }
-        // Every answer of a non-legacy session carries its MAC (the change's, the commit's).
-        let answersProve = session.map { $0.scheme != .legacy } ?? false
+        // The change's own answer proves it where it carries the session's MAC (a standard
+        // file's write: as the file's reads do; CommitTransaction: MACed in every scheme but legacy).
         guard settings.type.isTransactional else {
-            guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: false, proven: answersProve) }
+            let proven = answersProve(settings)
+            guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: false, proven: proven) }
             try confirmChange(file, check, operation: what, transactional: false)
-            return DESFireWriteReceipt(file: file, type: settings.type, committed: false, readBack: true, proven: answersProve || check.proven)
+            return DESFireWriteReceipt(file: file, type: settings.type, committed: false, readBack: true, proven: proven || check.proven)
         }
+        let answersProve = session.map { $0.scheme != .legacy } ?? false
         do {
             try commitTransaction()
         } catch {

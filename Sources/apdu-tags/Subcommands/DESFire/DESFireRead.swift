@@ -39,7 +39,7 @@ extension APDUCommand {
             try reportingDESFireFailures {
                 let key = try keyOptions.resolved()
                 let aid = try appOption.aid()
-                let (reader, settings, contents) = try withDESFire(readerOptions, traceOptions) { reader, card in
+                let (reader, settings, contents, proven) = try withDESFire(readerOptions, traceOptions) { reader, card in
                     try card.selectApplication(aid)
                     if let key { try card.authenticate(keyNumber: key.number, key: key.key, scheme: keyOptions.auth) }
                     let settings = try card.fileSettings(file)
@@ -54,15 +54,18 @@ extension APDUCommand {
                     } else {
                         contents = try card.contents(file, settings: settings)
                     }
-                    return (reader, settings, contents)
+                    return (reader, settings, contents, card.answersProve(settings))
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("file", .int(Int(file))),
-                                                ("settings", settings.json), ("contents", contents.json)]).serialized)
+                                                ("settings", settings.json), ("contents", contents.json), ("proven", .bool(proven))]).serialized)
                     return
                 }
                 Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file): \(settings.words)")
                 for line in contents.lines { Terminal.print("  \(line)") }
+                if !proven {
+                    Terminal.print("  (unproven: \(key == nil ? "read without a key" : "these answers carry no MAC: a legacy session, or a plain file under EV2"); anyone between the card and the tool could have changed them)")
+                }
             }
         }
     }

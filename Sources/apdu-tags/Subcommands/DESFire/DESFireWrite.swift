@@ -76,7 +76,7 @@ extension APDUCommand {
                 let key = try keyOptions.resolved()
                 let aid = try appOption.aid()
                 let change = try self.change
-                let (reader, receipt) = try withDESFire(readerOptions, traceOptions) { reader, card in
+                let (reader, receipt, legacy) = try withDESFire(readerOptions, traceOptions) { reader, card in
                     try card.selectApplication(aid)
                     if let key { try card.authenticate(keyNumber: key.number, key: key.key, scheme: keyOptions.auth) }
                     let settings = try card.fileSettings(file)
@@ -87,7 +87,7 @@ extension APDUCommand {
                     guard key != nil || settings.access.freeWrite else {
                         throw Failure(.unexpected, "file \(file) of \(aid) is written with \(settings.access.write) or read-write \(settings.access.readWrite): give --key; nothing was written")
                     }
-                    return (reader, try card.change(file, settings: settings, change))
+                    return (reader, try card.change(file, settings: settings, change), card.session?.scheme == .legacy)
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("app", .string(aid.description)), ("file", .int(Int(file))),
@@ -95,22 +95,24 @@ extension APDUCommand {
                                                 ("transactional", .bool(receipt.type.isTransactional)), ("readBack", .bool(receipt.readBack)),
                                                 ("proven", .bool(receipt.proven))]).serialized)
                 } else {
-                    Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(Self.words(receipt, keyed: key != nil))")
+                    Terminal.print("\(Terminal.safe(reader)): application \(aid), file \(file) (\(receipt.type)): \(Self.words(receipt, keyed: key != nil, legacy: legacy))")
                 }
-                // A keyed change nothing proves (a legacy session: its answers and the file
-                // settings carry no MAC, and a GetVersion changed on the way can bring one about)
-                // is not a success: exit 1, as a lock nothing proves.
-                if key != nil, !receipt.proven {
-                    throw Failure(.unexpected, "the change is unproven: a legacy (0A) session MACs neither the card's answers nor the file's settings, and the file could not be read back in enciphered or MACed answers; read it to check, or authenticate with --auth iso or aes if the card takes them")
+                // A legacy session proves nothing, and one can be brought about by a middle that
+                // changes GetVersion to name an MF3ICD40: not a success, exit 1, as a lock
+                // nothing proves. (A free file, or a plain one under EV2, is unproven by the
+                // file's own choice, which its MACed settings show: said, exit 0.)
+                if legacy, !receipt.proven {
+                    throw Failure(.unexpected, "the change is unproven: a legacy (0A) session MACs neither the card's answers nor the file's settings; read the file to check, or authenticate with --auth iso or aes if the card takes them")
                 }
             }
         }
 
         /// What the receipt says, in words: the change, what it rests on.
-        static func words(_ receipt: DESFireWriteReceipt, keyed: Bool) -> String {
+        static func words(_ receipt: DESFireWriteReceipt, keyed: Bool, legacy: Bool) -> String {
             let what = receipt.type.isTransactional ? "committed (CommitTransaction" : "written (a standard data file takes writes at once"
             let back = receipt.readBack ? "read back in the session: the file holds the change" : keyed ? "not read back: the key in use may not read the file" : "not read back"
-            let proof = receipt.proven ? (receipt.readBack ? "" : ", the card's answers MACed") : keyed ? "; unproven: a legacy session MACs nothing" : "; unproven: a free file, no session, nothing MACed"
+            let proof = receipt.proven ? (receipt.readBack ? "" : ", the card's answers MACed")
+                : legacy ? "; unproven: a legacy session MACs nothing" : keyed ? "; unproven: a plain file's answers carry no MAC under EV2" : "; unproven: a free file, no session, nothing MACed"
             return "\(what); \(back)\(proof))"
         }
 
