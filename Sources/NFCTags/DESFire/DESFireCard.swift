@@ -98,6 +98,11 @@ public final class DESFireCard {
             sent += piece.count
             command = 0xAF
             if sent < payload.count {
+                // 91 00 before the last frame is no DESFire answer (a command runs only once all
+                // of it has come): the card never got the rest (the second review of issue 49).
+                if response.statusWord == StatusWord(rawValue: 0x9100) {
+                    throw DESFireError(.malformed, "the card answered 91 00 before the command's last frame (\(sent) of \(payload.count) bytes sent): it did not run")
+                }
                 guard response.statusWord == StatusWord(rawValue: 0x91AF), response.data.isEmpty else { return ([response.data], response.statusWord) }
             }
         } while sent < payload.count

@@ -23,15 +23,20 @@ extension DESFireCard {
         var proven: Bool
     }
 
-    /// Whether the answers to reads of the file with `settings`, in the session now open, carry
-    /// what no one between the tool and the card can give: every mode of an EV1 ISO or AES
-    /// session (a CMAC on every answer), EV2 MAC and full. Not EV2 plain (no MAC), and nothing of
-    /// a legacy (`0A`) session: its MAC and cipher restart with each command (an earlier answer of
-    /// the session replays), and its file settings, which choose the mode, carry no MAC.
-    public func answersProve(_ settings: DESFireFileSettings) -> Bool {
+    /// Whether commands in `mode`, in the session now open, get answers that carry what no one
+    /// between the tool and the card can give: every mode of an EV1 ISO or AES session (a CMAC
+    /// on every answer), EV2 MAC and full. Not EV2 plain (no MAC either way), nothing without a
+    /// session, and nothing of a legacy (`0A`) session: its MAC and cipher restart with each
+    /// command (an earlier answer of the session replays), and its file settings, which choose
+    /// the mode, carry no MAC.
+    public func answersProve(mode: CommMode) -> Bool {
         guard let session, session.scheme != .legacy else { return false }
-        return session.scheme != .ev2 || settings.commMode != .plain
+        return session.scheme != .ev2 || mode != .plain
     }
+
+    /// Whether reads of the file with `settings` prove themselves, in the mode they travel in
+    /// (`readMode`: plain for free access when the key in use holds no read right).
+    public func answersProve(_ settings: DESFireFileSettings) -> Bool { answersProve(mode: readMode(settings)) }
 
     /// The check of `change`, or nil when the file cannot be read back: no session, or a key
     /// without the right to read it. A value file's value is read now (GetValue, before the
@@ -42,7 +47,7 @@ extension DESFireCard {
         let rights = settings.type == .value ? [a.read, a.write, a.readWrite] : [a.read, a.readWrite]
         guard rights.contains(key) else { return nil }
         let mode = settings.commMode
-        let proven = answersProve(settings)
+        let proven = answersProve(mode: mode)
         func check(_ expected: ChangeCheck.Expected) -> ChangeCheck { ChangeCheck(expected: expected, mode: mode, proven: proven) }
         switch (change, settings.records) {
         case let (.data(bytes, offset), _):

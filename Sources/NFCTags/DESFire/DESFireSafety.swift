@@ -80,9 +80,10 @@ public struct DESFireWriteReceipt: Sendable, Hashable {
     /// True when, after the change (and its commit), the file was read back in the same session
     /// and holds it; false when the key in use may not read the file, or no key was used.
     public var readBack = false
-    /// True when the change is proven: the card's answers to it carry the session's MAC, or the
-    /// file read back in answers that do (`DESFireCard.answersProve`). False without a session (a
-    /// free file), for a plain file's write under EV2 (no MAC either way), and in a legacy (`0A`)
+    /// True when the change is proven: the card's answers to it carry the session's MAC in the
+    /// mode it went in, or the file read back in answers that do (`DESFireCard.answersProve`).
+    /// False without a session (a free file), for a plain change under EV2 (no MAC either way,
+    /// whatever CommitTransaction's MAC says: it proves a commit, not what was written), and in a legacy (`0A`)
     /// session: its answers, and the file settings that chose the mode, carry nothing a man in
     /// the middle cannot give (a GetVersion changed to name an MF3ICD40 is enough to bring such a
     /// session about).
@@ -151,15 +152,16 @@ extension DESFireCard {
         } catch {
             throw DESFireInterrupted(operation: what, state: interruptedState(transactional: settings.type.isTransactional, standardWrite: settings.type == .standardData), underlying: error)
         }
-        // The change's own answer proves it where it carries the session's MAC (a standard
-        // file's write: as the file's reads do; CommitTransaction: MACed in every scheme but legacy).
+        // The change's own answers prove it where they carry the session's MAC in the mode the
+        // change went in (a free file's goes plain). CommitTransaction's MAC proves that a commit
+        // was made, not what was written: a plain change under EV2 stays unproven (the second
+        // review of issue 49: a middle's bytes committed, "proven").
+        let changeProven = answersProve(mode: mode)
         guard settings.type.isTransactional else {
-            let proven = answersProve(settings)
-            guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: false, proven: proven) }
+            guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: false, proven: changeProven) }
             try confirmChange(file, check, operation: what, transactional: false)
-            return DESFireWriteReceipt(file: file, type: settings.type, committed: false, readBack: true, proven: proven || check.proven)
+            return DESFireWriteReceipt(file: file, type: settings.type, committed: false, readBack: true, proven: changeProven || check.proven)
         }
-        let answersProve = session.map { $0.scheme != .legacy } ?? false
         do {
             try commitTransaction()
         } catch {
@@ -168,9 +170,9 @@ extension DESFireCard {
             // none did. Only a commit that never left says the old contents stand.
             throw DESFireInterrupted(operation: "CommitTransaction after \(what)", state: progress == .notRun ? .uncommitted : .commitUnknown, underlying: error)
         }
-        guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: true, proven: answersProve) }
+        guard let check else { return DESFireWriteReceipt(file: file, type: settings.type, committed: true, proven: changeProven) }
         try confirmChange(file, check, operation: "CommitTransaction after \(what)", transactional: true)
-        return DESFireWriteReceipt(file: file, type: settings.type, committed: true, readBack: true, proven: answersProve || check.proven)
+        return DESFireWriteReceipt(file: file, type: settings.type, committed: true, readBack: true, proven: changeProven || check.proven)
     }
 
     /// The state of a change cut by an I/O error during its command.

@@ -123,6 +123,10 @@ extension NTAG424Tag {
             throw SDMProvisioningInterrupted(stage: .enablingSDM, underlying: error, backup: backup)
         }
         do {
+            // Read as a phone reads it: the application selected again (which ends the session),
+            // then the NDEF file in the clear.
+            guard try Self.selectApplication(transport) else { throw NTAG424Error(.refused, "the NDEF application is gone") }
+            endSession()
             let served = try plainRead(length: plan.fileContents.count)
             let message = try NDEFMessage(decoding: Array(served.dropFirst(2)))
             guard case let .uri(uri)? = try message.records.first?.content() else {

@@ -59,6 +59,9 @@ public final class NTAG424Tag {
         session = try EV2Authentication.first(transport, keyNumber: keyNumber, key: key)
     }
 
+    /// Forgets the session (a SELECT of the application ended it on the tag).
+    func endSession() { session = nil }
+
     /// Sends a native command in `mode` (plain without a session) and checks its answer.
     /// `secret`: the command's data carries key material (encrypted, but traces and recordings
     /// show it as `**` all the same).

@@ -20,6 +20,8 @@ struct DESFireHostileCardTests {
             F(number: 2, commMode: .mac, access: writeOnly, content: .backup([UInt8](repeating: 0x22, count: 48))),
             F(number: 3, commMode: .mac, access: all, content: .value(DESFireModel.ValueFile(value: 100, lowerLimit: 0, upperLimit: 1000))),
             F(number: 4, commMode: .full, access: all, content: .linearRecord(DESFireModel.RecordFile(recordSize: 8, maxRecords: 3, records: [[1, 1, 1, 1, 1, 1, 1, 1]]))),
+            // Free to write, read with key 1 alone: key 0's write goes plain and cannot be read back.
+            F(number: 5, commMode: .mac, access: DESFireModel.AccessRights(read: 1, write: 0xE, readWrite: 1, change: 0), content: .standard([UInt8](repeating: 0x55, count: 8))),
         ])
         return DESFireModel(image: DESFireModel.Image(chip: DESFireModel.Chip(generation: generation), applications: [app]), hostile: hostile)
     }
@@ -99,5 +101,45 @@ struct DESFireHostileCardTests {
         try card.selectApplication(Self.aid)
         try card.authenticate(keyNumber: 0, key: Self.appKey, scheme: .aes)
         #expect(try card.contents(1, settings: card.fileSettings(1)) == .data([UInt8](repeating: 0x11, count: 80)))
+    }
+
+    /// A keyless middle that answers 91 00 in place of the card's 91 AF to a command's first
+    /// frame (the second review of issue 49): the rest never leaves.
+    final class EarlyEnd: EmulatedCard, @unchecked Sendable {
+        let card: DESFireModel
+        init(_ card: DESFireModel) { self.card = card }
+        var atr: [UInt8] { card.atr }
+        func reset() { card.reset() }
+        func process(_ apdu: [UInt8]) -> [UInt8] {
+            let answer = card.process(apdu)
+            return apdu.count > 1 && apdu[1] == 0x3D && answer == [0x91, 0xAF] ? [0x91, 0x00] : answer
+        }
+    }
+
+    @Test("91 00 before a write's last frame: no 'written', the state names nothing run, the file unchanged", arguments: [DESFireModel.Generation.ev1, .ev2])
+    func earlyEnd(_ generation: DESFireModel.Generation) throws {
+        let model = Self.model(generation, nil)
+        let before = model.image
+        let card = try #require(try DESFireReader.detect(APDUTransport(channel: EmulatedChannel(card: EarlyEnd(model)))))
+        try card.selectApplication(Self.aid)
+        try card.authenticate(keyNumber: 0, key: Self.appKey)
+        do {
+            let receipt = try card.change(1, settings: card.fileSettings(1), .data([UInt8](repeating: 0x77, count: 80), offset: 0))
+            Issue.record("reported \(receipt) after 91 00 to the first of two frames")
+        } catch let e as DESFireInterrupted {
+            #expect(e.state == .unchanged && "\(e)".contains("before the command's last frame"), "\(e)")
+        }
+        #expect(model.image == before)
+    }
+
+    @Test("a free file written with a key that holds no write right: the write goes plain, so EV2 proves nothing and says so; EV1's CMAC proves it",
+          arguments: [DESFireModel.Generation.ev1, .ev2])
+    func freeWrite(_ generation: DESFireModel.Generation) throws {
+        let model = Self.model(generation, nil)
+        let card = try Self.open(model)
+        let settings = try card.fileSettings(5)
+        #expect(card.writeMode(settings) == .plain)
+        let receipt = try card.change(5, settings: settings, .data([9, 9], offset: 0))
+        #expect(!receipt.readBack && receipt.proven == (generation == .ev1), "\(receipt)")
     }
 }
