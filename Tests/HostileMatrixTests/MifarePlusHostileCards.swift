@@ -12,6 +12,7 @@ extension MifarePlusMatrixTests {
     static let hostile: [String: HostileOperation] = {
         let ops = [
             write(.writeDropped),
+            writeKey(.keyWriteDropped),
             personalize(.sl3, hostile: .persoDropsKey),
             personalize(.sl3, hostile: .commitStaysSL0),
             personalize(.sl3, hostile: .commitToSL1),

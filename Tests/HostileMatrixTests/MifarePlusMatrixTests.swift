@@ -80,6 +80,34 @@ struct MifarePlusMatrixTests {
       }
     }
 
+    /// Sector 1's key A (4002), written under itself (`--yes`): keys cannot be read back, so the
+    /// new key must open a session. Judged against the card's key block: "written" means the new
+    /// key; a state naming "the new key" means the new one; "old value or the new one" either; any
+    /// other error the old key.
+    static func writeKey(_ hostile: MifarePlusModel.Hostile?) -> HostileOperation {
+      HostileOperation(family: "MIFARE Plus", name: "write key" + (hostile.map { ", hostile: \($0.rawValue)" } ?? ""),
+                       secrets: [.bytes(keyBytes), .bytes(new)], counted: counted, expectVerdict: hostile == nil) {
+        let model = sl3(hostile)
+        return HostileRun(card: model) { context in
+            let card = MifarePlusCard(transport: context.transport(), wrappingAllowed: true)
+            let result = try card.writeBlock(0x4002, data: new, key: key, type: .a, confirmed: true, layout: MifarePlusLayout(.plus2K)) { _ in "" }
+            // As the CLI: a write that returns is "wrote" (exit 0), proven or not.
+            return HostileOutcome(verdict: true, vouched: "key written, proven by a session \(result.keyProven)", shown: "written")
+        } claims: { result in
+            let held = model.block(0x4002)
+            guard held == keyBytes || held == new else { return "key 4002 holds neither the old nor the new key" }
+            switch result {
+            case .success: return held == new ? nil : "reported written, the card keeps the old key"
+            case .failure(let e as MifarePlusInterrupted):
+                if e.state.contains("holds the new key") { return held == new ? nil : "said the new key is held: \(e.state)" }
+                return e.state.contains("old value or the new one") ? nil : "an interruption that names no state: \(e.state)"
+            case .failure(let error):
+                return held == keyBytes ? nil : "reported as not written (\(error)), the card holds the new key"
+            }
+        }
+      }
+    }
+
     static let personalize = personalize(.sl3)
 
     /// `level`: SL3 (the keys SL3 uses prove themselves), or SL1 (nothing can prove the AES keys
@@ -127,7 +155,7 @@ struct MifarePlusMatrixTests {
       }
     }
 
-    @Test("MIFARE Plus through the man in the middle, and hostile cards", arguments: ["read plain", "read encrypted", "write", "personalize", "personalize sl1"] + hostile.keys.sorted())
+    @Test("MIFARE Plus through the man in the middle, and hostile cards", arguments: ["read plain", "read encrypted", "write", "write key", "personalize", "personalize sl1"] + hostile.keys.sorted())
     func matrix(_ name: String) {
         let op: HostileOperation
         switch name {
@@ -135,6 +163,7 @@ struct MifarePlusMatrixTests {
         case "read plain": op = Self.read(.plain)
         case "read encrypted": op = Self.read(.encrypted)
         case "write": op = Self.write
+        case "write key": op = Self.writeKey(nil)
         case "personalize sl1": op = Self.personalize(.sl1)
         default: op = Self.personalize
         }

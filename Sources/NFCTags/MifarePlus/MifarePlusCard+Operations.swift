@@ -64,7 +64,7 @@ extension MifarePlusCard {
     ///   - restoreCommand: builds the command that writes the old bytes back (the CLI's words).
     public func writeBlock(_ block: UInt16, data: [UInt8], key: MifarePlusKey, type: MifarePlusKeyType, confirmed: Bool,
                            layout: MifarePlusLayout = MifarePlusLayout(.plus4K), mode: WriteMode = .encrypted,
-                           restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?) {
+                           restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?, keyProven: Bool) {
         guard data.count == 16 else { throw MifarePlusError(.refused, "a block is 16 bytes, not \(data.count)") }
         if let why = Self.confirmationNeeded(for: block, layout: layout), !confirmed {
             throw MifarePlusError(.needsConfirmation, "\(why); nothing was written")
@@ -90,6 +90,20 @@ extension MifarePlusCard {
             try write(block: block, data: data, mode: mode)
         } catch {
             let restore = old.map { "; to put the old contents back: \(restoreCommand($0))" } ?? ""
+            let what = "the write of \(MifarePlusBlockNumber.words(block))"
+            // A key proves itself by opening a session (the new one: written; the old one, when
+            // it is the key this write went under: nothing changed). Whatever the write's answer
+            // was, or if there was none.
+            if progress != .notRun, Self.keyProvable(block) {
+                switch keyHeld(block, new: data, old: block == number ? key : nil) {
+                case .new:
+                    throw MifarePlusInterrupted(operation: what, state: "\(MifarePlusBlockNumber.words(block)) holds the new key (it opens a session): the card wrote it, and its answer did not reach the tool as the card's", underlying: error)
+                case .old:
+                    throw error
+                case .unproven:
+                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and neither key could be shown to open a session: \(MifarePlusBlockNumber.words(block)) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                }
+            }
             switch progress {
             case .notRun:
                 throw error
@@ -101,7 +115,6 @@ extension MifarePlusCard {
                 // that fails) anyone between the tool and the card can give (issue 49's matrix:
                 // "refused" while the block held the new bytes). A data block read again under
                 // a fresh authentication settles it; another block cannot be read.
-                let what = "the write of \(MifarePlusBlockNumber.words(block))"
                 guard isData, let old else {
                     throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way: the \(isData ? "block" : "key or configuration block") holds its old value or the new one\(restore)", underlying: error)
                 }
@@ -120,7 +133,20 @@ extension MifarePlusCard {
                 throw MifarePlusInterrupted(operation: what, state: "the block reads again as neither the old nor the new bytes (\(back.hexString))\(restore)", underlying: error)
             }
         }
-        guard isData else { return (old, nil) }
+        guard isData else {
+            // Keys cannot be read back: the new one must open a session (a card may answer 90
+            // with its MAC and keep the old key: the hostile matrix's `keyWriteDropped`).
+            guard Self.keyProvable(block) else { return (old, nil, false) }
+            let words = MifarePlusBlockNumber.words(block)
+            switch keyHeld(block, new: data, old: block == number ? key : nil) {
+            case .new:
+                return (old, nil, true)
+            case .old:
+                throw MifarePlusError(.status, "the card answered the write of \(words) as done (its MAC verified), but the new key does not open a session and the old one still does: the key was not changed")
+            case .unproven(let e):
+                throw MifarePlusInterrupted(operation: "the check of the write of \(words)", state: "the card confirmed the write (its answer's MAC verified), but the new key did not open a session to prove it: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: e)
+            }
+        }
         let back: [UInt8]
         do { back = try read(block: block, count: 1) } catch {
             // The card's MAC says it wrote; only the block read back proves it (a card may
@@ -130,7 +156,7 @@ extension MifarePlusCard {
         guard back == data else {
             throw MifarePlusError(.status, "block \(block) reads back \(back.hexString) after a confirmed write of \(data.hexString)")
         }
-        return (old, back)
+        return (old, back, false)
     }
 
     /// Personalises an SL0 card: WritePerso of every key of `keys`, in order, then CommitPerso to

@@ -17,6 +17,10 @@ extension MifarePlusModel {
         /// An SL3 write of a data block is answered `90` with a MAC that verifies (the data sheet:
         /// the answer confirms the write), and the block keeps its old bytes.
         case writeDropped = "write-dropped"
+        /// An SL3 write of a key (a sector key, 9000-9003) is answered `90` with a MAC that
+        /// verifies, and the key keeps its old value. Keys cannot be read: only a session opened
+        /// with the new key shows it.
+        case keyWriteDropped = "key-write-dropped"
     }
 
     /// The key block `persoDropsKey` drops.
@@ -34,6 +38,12 @@ extension MifarePlusModel {
         }
     }
 
-    /// Whether an SL3 write of data block `n` is answered and then dropped.
-    func dropsWrite(_ n: UInt16) -> Bool { hostile == .writeDropped && Int(n) < Self.blockCount(sectors: sectors) }
+    /// Whether an SL3 write of block `n` is answered and then dropped.
+    func dropsWrite(_ n: UInt16) -> Bool {
+        switch hostile {
+        case .writeDropped?: return Int(n) < Self.blockCount(sectors: sectors)
+        case .keyWriteDropped?: return (0x4000...0x9003).contains(n)
+        default: return false
+        }
+    }
 }

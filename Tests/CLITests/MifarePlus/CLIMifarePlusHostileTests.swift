@@ -11,10 +11,10 @@ struct CLIMifarePlusHostileTests {
     static let ndefKey = "A:" + String(repeating: "D3F7", count: 8)
     static let keyHex = String(repeating: "5A", count: 16)
 
-    /// Runs `body` with `apdu emulate plus <level> --hostile <hostile>` in a vpcd slot.
-    func withHostile(_ level: String, _ hostile: String, _ body: (String) throws -> Void) async throws {
+    /// Runs `body` with `apdu emulate plus <level> --hostile <hostile>` (nil: an honest card) in a vpcd slot.
+    func withHostile(_ level: String, _ hostile: String?, _ body: (String) throws -> Void) async throws {
         try await withEmptySlot { slot in
-            let card = try startAPDU(["emulate", "plus", level, "--hostile", hostile, "--port", String(slot.port)])
+            let card = try startAPDU(["emulate", "plus", level] + (hostile.map { ["--hostile", $0] } ?? []) + ["--port", String(slot.port)])
             defer { card.terminate(); card.waitUntilExit(); try? waitForCard(in: slot.reader, present: false) }
             try waitForCard(in: slot.reader, present: true)
             try body(slot.reader)
@@ -30,6 +30,27 @@ struct CLIMifarePlusHostileTests {
             #expect(w.status != 0 && w.stderr.contains("reads back") && !w.stdout.contains("reads back as written"), "\(w.status): \(w.stdout)\(w.stderr)")
             let after = try runAPDU(["plus", "read", "--block", "5", "--json", "-r", r], environment: ["APDU_MIFARE_PLUS_KEY": Self.ndefKey])
             #expect(after.status == 0 && after.stdout == before.stdout, "\(after.stdout) \(before.stdout)")
+        }
+    }
+
+    @Test("key-write-dropped: a key write answered 90 with its MAC and dropped is no 'wrote' (the old key still opens the sector: exit 1); on an honest card the new key opens it (exit 0, JSON proof)")
+    func keyWriteDropped() async throws {
+        let oldB = "B:" + String(repeating: "B0", count: 16), newKey = String(repeating: "C4", count: 16)
+        let write = ["plus", "write", "--block", "0x4003", "--hex", newKey, "--yes", "--json"]
+        try await withHostile("sl3", "key-write-dropped") { r in
+            let w = try runAPDU(write + ["-r", r], environment: ["APDU_MIFARE_PLUS_KEY": oldB])
+            #expect(w.status == 1 && w.stderr.contains("the old one still does") && w.stdout.isEmpty, "\(w.status): \(w.stdout)\(w.stderr)")
+            let old = try runAPDU(["plus", "read", "--block", "4", "-r", r], environment: ["APDU_MIFARE_PLUS_KEY": oldB])
+            #expect(old.status == 0, "\(old.stderr)")
+        }
+        try await withHostile("sl3", nil) { r in
+            let w = try runAPDU(write + ["-r", r], environment: ["APDU_MIFARE_PLUS_KEY": oldB])
+            #expect(w.status == 0 && (try? w.json() as? [String: Any])?["proof"] as? String == "new key authenticates", "\(w.status): \(w.stdout)\(w.stderr)")
+            #expect(!w.stdout.contains(newKey) && !w.stderr.contains(newKey))
+            let new = try runAPDU(["plus", "read", "--block", "4", "-r", r], environment: ["APDU_MIFARE_PLUS_KEY": "B:" + newKey])
+            #expect(new.status == 0, "\(new.stderr)")
+            let old = try runAPDU(["plus", "read", "--block", "4", "-r", r], environment: ["APDU_MIFARE_PLUS_KEY": oldB])
+            #expect(old.status == 1, "\(old.status): \(old.stdout)\(old.stderr)")
         }
     }
 

@@ -52,7 +52,8 @@ extension APDUCommand {
                 let key = try keyOptions.resolved()
                 let keyWord = key.type == .a ? "A" : "B"
                 // What the write's success rests on: SL1 has no MAC, so there only a read-back tells.
-                let (reader, old, back, unconfirmed) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?, String?) in
+                // `proof`: what shows the write took, for JSON (`read back` is judged below).
+                let (reader, old, back, unconfirmed, proof) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?, String?, String) in
                     if let layout = MifareClassicLayout(atr: atr), layout.chip == .plus2K || layout.chip == .plus4K {
                         guard let crypto1 = MifareClassicKey(key.bytes) else { throw Failure(.usage, "the card is in SL1: its key is a 12-digit MIFARE Classic key") }
                         guard number < layout.blockCount else { throw Failure(.usage, "a \(layout) has blocks 0-\(layout.blockCount - 1)") }
@@ -64,14 +65,14 @@ extension APDUCommand {
                             // SL1 has no MAC and a 90 00 proves nothing (the review of issue 49:
                             // a middle's 90 00 for a write never passed on exited 0): the new key
                             // A must open the sector and the access bits read back as written.
-                            do { return (reader, nil, nil, try card.confirmTrailer(block: number, data: data)) } catch let e as TagError where e.kind == .writeFailed {
+                            do { return (reader, nil, nil, try card.confirmTrailer(block: number, data: data), "trailer opens and reads back") } catch let e as TagError where e.kind == .writeFailed {
                                 throw Failure(.ioError, e.message)
                             } catch {
                                 throw Failure(.ioError, "block \(number) (a sector trailer) was written but could not be checked (\(Failure.reason(error))): the write is unconfirmed")
                             }
                         }
-                        do { return (reader, nil, try card.read(block: number), nil) } catch {
-                            return (reader, nil, nil, "could not be read back (\(Failure.reason(error)))")
+                        do { return (reader, nil, try card.read(block: number), nil, "read back") } catch {
+                            return (reader, nil, nil, "could not be read back (\(Failure.reason(error)))", "none")
                         }
                     }
                     let card = try MifarePlusCard.level3(transport, atr: atr)
@@ -82,19 +83,23 @@ extension APDUCommand {
                                                      mode: plain && !isKey ? .plain : .encrypted) { old in
                         "apdu plus write --block \(number) --hex \(old.hexString) --key \(keyWord):… (the same key)"
                     }
-                    // SL3: a block that is not read back (a key, B000-B003) rests on the answer's MAC.
-                    return (reader, result.old, result.readBack, result.readBack == nil ? "the card's answer confirmed it (its MAC verified)" : nil)
+                    // SL3: a sector key, 9000 and 9001 prove themselves by opening a session; the
+                    // level switch keys and B000-B003 rest on the answer's MAC alone, and say so.
+                    if result.readBack != nil { return (reader, result.old, result.readBack, nil, "read back") }
+                    if result.keyProven { return (reader, result.old, nil, "the new key opens a session (authenticated with it)", "new key authenticates") }
+                    return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); a \(isKey ? "level switch key" : "configuration block") cannot be read back or tried", "answer MAC")
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
+                                                ("proof", .string(proof)),
                                                 ("previous", old.map { .hex($0) } ?? .null)]).serialized)
                 } else {
                     let how = back == data ? "it reads back as written" : back.map { "but it reads back as \($0.hexString)" } ?? unconfirmed ?? "not read back"
                     Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
                     if let old { Terminal.print("  previous contents \(old.hexString)") }
                 }
-                // Done only when proven: read back as written, or (a trailer, an SL3 key) the
-                // answer's MAC. A read-back that differs or that failed is no "wrote" (review:
+                // Done only when proven: read back as written, a trailer or an SL3 key opening a
+                // session, or (9002, 9003, B000-B003, which nothing else shows) the answer's MAC. A read-back that differs or that failed is no "wrote" (review:
                 // an SL1 write answered 90 00 but never delivered exited 0).
                 if let back, back != data {
                     throw Failure(.ioError, "block \(number) reads back as \(back.hexString), not as written: the write did not take")
