@@ -92,7 +92,7 @@ struct MifarePlusMatrixTests {
             let card = MifarePlusCard(transport: context.transport(), wrappingAllowed: true)
             let result = try card.writeBlock(0x4002, data: new, key: key, type: .a, confirmed: true, layout: MifarePlusLayout(.plus2K)) { _ in "" }
             // As the CLI: a write that returns is "wrote" (exit 0), proven or not.
-            return HostileOutcome(verdict: true, vouched: "key written, proven by a session \(result.keyProven)", shown: "written")
+            return HostileOutcome(verdict: true, vouched: "key written, \(result.keyProof?.rawValue ?? "-")", shown: "written")
         } claims: { result in
             let held = model.block(0x4002)
             guard held == keyBytes || held == new else { return "key 4002 holds neither the old nor the new key" }

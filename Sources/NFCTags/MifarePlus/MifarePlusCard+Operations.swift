@@ -64,7 +64,7 @@ extension MifarePlusCard {
     ///   - restoreCommand: builds the command that writes the old bytes back (the CLI's words).
     public func writeBlock(_ block: UInt16, data: [UInt8], key: MifarePlusKey, type: MifarePlusKeyType, confirmed: Bool,
                            layout: MifarePlusLayout = MifarePlusLayout(.plus4K), mode: WriteMode = .encrypted,
-                           restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?, keyProven: Bool) {
+                           restoreCommand: ([UInt8]) -> String) throws -> (old: [UInt8]?, readBack: [UInt8]?, keyProof: MifarePlusKeyWriteProof?) {
         guard data.count == 16 else { throw MifarePlusError(.refused, "a block is 16 bytes, not \(data.count)") }
         if let why = Self.confirmationNeeded(for: block, layout: layout), !confirmed {
             throw MifarePlusError(.needsConfirmation, "\(why); nothing was written")
@@ -91,17 +91,18 @@ extension MifarePlusCard {
         } catch {
             let restore = old.map { "; to put the old contents back: \(restoreCommand($0))" } ?? ""
             let what = "the write of \(MifarePlusBlockNumber.words(block))"
-            // A key proves itself by opening a session (the new one: written; the old one, when
-            // it is the key this write went under: nothing changed). Whatever the write's answer
-            // was, or if there was none.
+            // A sector key proves itself by opening a session of its sector, whatever the
+            // write's answer was, or if there was none (never "not changed": a refusal proves
+            // nothing, and an old key opening may be the sector's other key).
             if progress != .notRun, Self.keyProvable(block) {
-                switch keyHeld(block, new: data, old: block == number ? key : nil) {
-                case .new:
-                    throw MifarePlusInterrupted(operation: what, state: "\(MifarePlusBlockNumber.words(block)) holds the new key (it opens a session): the card wrote it, and its answer did not reach the tool as the card's", underlying: error)
-                case .old:
-                    throw error
+                let words = MifarePlusBlockNumber.words(block)
+                switch keyProof(block, new: data, wentUnder: (number, key), layout: layout) {
+                case .opens(let sector, true):
+                    throw MifarePlusInterrupted(operation: what, state: "\(words) holds the new key (it opens a session of sector \(sector), whose other key holds another value): the card wrote it, and its answer did not reach the tool as the card's", underlying: error)
+                case .opens(let sector, false):
+                    throw MifarePlusInterrupted(operation: what, state: "the new key opens a session of sector \(sector), but a session cannot tell key A from key B: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
                 case .unproven:
-                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and neither key could be shown to open a session: \(MifarePlusBlockNumber.words(block)) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and the new key could not be shown to open a session of the sector: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
                 }
             }
             switch progress {
@@ -134,17 +135,18 @@ extension MifarePlusCard {
             }
         }
         guard isData else {
-            // Keys cannot be read back: the new one must open a session (a card may answer 90
-            // with its MAC and keep the old key: the hostile matrix's `keyWriteDropped`).
-            guard Self.keyProvable(block) else { return (old, nil, false) }
+            // Keys cannot be read back: the new one must open a session of its sector (a card
+            // may answer 90 with its MAC and keep the old key: the hostile matrix's
+            // `keyWriteDropped`). 9000-9003 and B000-B003 rest on the answer's MAC.
+            guard Self.keyProvable(block) else { return (old, nil, .answerMAC) }
             let words = MifarePlusBlockNumber.words(block)
-            switch keyHeld(block, new: data, old: block == number ? key : nil) {
-            case .new:
-                return (old, nil, true)
-            case .old:
-                throw MifarePlusError(.status, "the card answered the write of \(words) as done (its MAC verified), but the new key does not open a session and the old one still does: the key was not changed")
+            switch keyProof(block, new: data, wentUnder: (number, key), layout: layout) {
+            case .opens(_, true):
+                return (old, nil, .keyOpensSector)
+            case .opens:
+                return (old, nil, .sectorOpens)
             case .unproven(let e):
-                throw MifarePlusInterrupted(operation: "the check of the write of \(words)", state: "the card confirmed the write (its answer's MAC verified), but the new key did not open a session to prove it: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: e)
+                throw MifarePlusInterrupted(operation: "the check of the write of \(words)", state: "the card confirmed the write (its answer's MAC verified), but the new key did not open a session of the key's sector to prove it: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: e)
             }
         }
         let back: [UInt8]
@@ -156,7 +158,7 @@ extension MifarePlusCard {
         guard back == data else {
             throw MifarePlusError(.status, "block \(block) reads back \(back.hexString) after a confirmed write of \(data.hexString)")
         }
-        return (old, back, false)
+        return (old, back, nil)
     }
 
     /// Personalises an SL0 card: WritePerso of every key of `keys`, in order, then CommitPerso to

@@ -83,11 +83,18 @@ extension APDUCommand {
                                                      mode: plain && !isKey ? .plain : .encrypted) { old in
                         "apdu plus write --block \(number) --hex \(old.hexString) --key \(keyWord):… (the same key)"
                     }
-                    // SL3: a sector key, 9000 and 9001 prove themselves by opening a session; the
-                    // level switch keys and B000-B003 rest on the answer's MAC alone, and say so.
+                    // SL3: a sector key proves itself by opening a session of its sector; the
+                    // system keys and B000-B003 rest on the answer's MAC alone, and say so.
                     if result.readBack != nil { return (reader, result.old, result.readBack, nil, "read back") }
-                    if result.keyProven { return (reader, result.old, nil, "the new key opens a session (authenticated with it)", "new key authenticates") }
-                    return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); a \(isKey ? "level switch key" : "configuration block") cannot be read back or tried", "answer MAC")
+                    let proof = result.keyProof ?? .answerMAC
+                    switch proof {
+                    case .keyOpensSector:
+                        return (reader, result.old, nil, "the new key opens a session of its sector (a block read there under MAC)", proof.rawValue)
+                    case .sectorOpens:
+                        return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified), and the new key opens a session of its sector (a session cannot tell key A from key B)", proof.rawValue)
+                    case .answerMAC:
+                        return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); \(isKey ? "a system key" : "a configuration block") cannot be read back or tied to a session", proof.rawValue)
+                    }
                 }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
