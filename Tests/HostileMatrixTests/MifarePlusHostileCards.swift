@@ -13,6 +13,9 @@ extension MifarePlusMatrixTests {
         let ops = [
             write(.writeDropped),
             writeKey(.keyWriteDropped),
+            // A card that drops the key, and a middle who names sector 0's key A, holding the new
+            // value, in the proof: the read in sector 1 gives it away.
+            writeKey(.keyWriteDropped, blocks: [0x4000: new], renaming: 0x4000, label: "renamed to sector 0"),
             personalize(.sl3, hostile: .persoDropsKey),
             personalize(.sl3, hostile: .commitStaysSL0),
             personalize(.sl3, hostile: .commitToSL1),

@@ -6,14 +6,13 @@ import ISO7816
 /// What shows that a key or configuration block written in SL3 holds the new value (they do not
 /// read back). Its raw value is the CLI's JSON `proof`.
 public enum MifarePlusKeyWriteProof: String, Sendable, Hashable {
-    /// The new key opened a session and read its sector under MAC, and the sector's other key
-    /// holds another value (it is the key the write went under): the block holds it.
-    case keyOpensSector = "new key authenticates"
-    /// The new key opened a session and read the key's sector under MAC, and the card's answer
-    /// to the write carried its MAC. Which of the sector's two keys the session was a session
-    /// cannot tell: a card that answers with its MAC and drops the value, behind a middle that
-    /// names the sector's other key in AuthenticateFirst while that key holds the new value,
-    /// would pass.
+    /// A sector key: the card's answer to the write carried its MAC, and the new key opened a
+    /// session and read the key's sector under MAC (a card that answers with its MAC and keeps
+    /// the old key fails here). Which of the sector's two keys holds it, no session can tell:
+    /// AuthenticateFirst names the key block in the clear and its proof binds the key's value,
+    /// not the block, and the write's own authentication is as unbound (the reviews of this
+    /// proof: a keyless middle rewrote both). A card that drops the value, behind a middle that
+    /// names the sector's other key while that key holds the new value, would pass.
     case sectorOpens = "answer MAC and new key opens the sector"
     /// The answer's MAC alone: 9000-9003 and B000-B003, which no read or session ties to them.
     case answerMAC = "answer MAC"
@@ -23,15 +22,10 @@ extension MifarePlusCard {
     /// What a session opened with a key written shows of the key block.
     enum KeyProof {
         /// The new key opened a session, and a MACed read of a block of the key's sector went
-        /// through in it: the new value is sector `sector`'s key A or key B. Which of the two a
-        /// session cannot tell: AuthenticateFirst names the key block in the clear and the proof
-        /// binds the value alone (the review of issue 49: a keyless middle rewrote the block
-        /// number to another key holding the same value). `siblingExcluded`: the sector's other
-        /// key is known to hold another value (it is the key the write went under), so the
-        /// value is the written block's.
-        case opens(sector: Int, siblingExcluded: Bool)
-        /// Nothing proven (the new key refused, or the read refused, or no answer): what stopped it.
-        /// A refusal proves nothing either: anyone between the tool and the card can answer `06`.
+        /// through in it: the new value is sector `sector`'s key A or key B.
+        case opensSector(Int)
+        /// Nothing proven (the new key refused, the reads refused or failing, no answer): what
+        /// stopped it. A refusal proves nothing: anyone between the tool and the card can answer `06`.
         case unproven(any Error)
     }
 
@@ -41,23 +35,30 @@ extension MifarePlusCard {
     /// or SL2 card's level).
     static func keyProvable(_ block: UInt16) -> Bool { (0x4000...0x404F).contains(block) }
 
-    /// Opens a fresh session with `new` as key block `block` (a sector key), then reads the
-    /// sector's first block under MAC in it: the card refuses a read outside the session's
+    /// Opens a fresh session with `new` as key block `block` (a sector key), then reads a block
+    /// of the key's sector under MAC in it: the card refuses a read outside the session's
     /// sector, and the read's MAC covers the block number both ways, so a session redirected to
-    /// another sector's key does not get through. `wentUnder`: the key block and key the write
-    /// was made under.
-    func keyProof(_ block: UInt16, new: [UInt8], wentUnder: (number: UInt16, key: MifarePlusKey), layout: MifarePlusLayout) -> KeyProof {
+    /// another sector's key does not get through. The sector's first block is read, and, when
+    /// the card refuses it (its access bits may deny that key the data), the trailer, whose
+    /// access bits every trailer condition lets key A read, in a session opened again.
+    func keyProof(_ block: UInt16, new: [UInt8], layout: MifarePlusLayout) -> KeyProof {
         guard Self.keyProvable(block), let newKey = MifarePlusKey(new) else { return .unproven(MifarePlusError(.refused, "not a sector key")) }
         let sector = (Int(block) - 0x4000) / 2
-        forgetSession()
-        do {
-            try authenticate(block, key: newKey, first: true)
-            _ = try read(block: UInt16(layout.blocks(inSector: sector).lowerBound), count: 1)
-        } catch {
-            return .unproven(error)
+        let blocks = layout.blocks(inSector: sector)
+        var refusal: any Error = MifarePlusError(.refused, "no block read")
+        for target in [blocks.lowerBound, blocks.upperBound - 1] {
+            forgetSession()
+            do { try authenticate(block, key: newKey, first: true) } catch { return .unproven(error) }
+            do {
+                _ = try read(block: UInt16(target), count: 1)
+                return .opensSector(sector)
+            } catch let e as MifarePlusError where e.kind == .status {
+                refusal = e
+            } catch {
+                return .unproven(error)
+            }
         }
-        let sibling = block ^ 1
-        return .opens(sector: sector, siblingExcluded: wentUnder.number == sibling && wentUnder.key.bytes != new)
+        return .unproven(refusal)
     }
 
     /// How a person sees which value key block `block` holds (the CLI's words).

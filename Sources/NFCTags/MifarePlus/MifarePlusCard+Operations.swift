@@ -96,13 +96,11 @@ extension MifarePlusCard {
             // nothing, and an old key opening may be the sector's other key).
             if progress != .notRun, Self.keyProvable(block) {
                 let words = MifarePlusBlockNumber.words(block)
-                switch keyProof(block, new: data, wentUnder: (number, key), layout: layout) {
-                case .opens(let sector, true):
-                    throw MifarePlusInterrupted(operation: what, state: "\(words) holds the new key (it opens a session of sector \(sector), whose other key holds another value): the card wrote it, and its answer did not reach the tool as the card's", underlying: error)
-                case .opens(let sector, false):
-                    throw MifarePlusInterrupted(operation: what, state: "the new key opens a session of sector \(sector), but a session cannot tell key A from key B: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                switch keyProof(block, new: data, layout: layout) {
+                case .opensSector(let sector):
+                    throw MifarePlusInterrupted(operation: what, state: "the new key opens a session of sector \(sector) (a block read there under MAC), but no session tells key A from key B: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
                 case .unproven:
-                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and the new key could not be shown to open a session of the sector: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and the new key could not be shown to open a session of the key's sector and read there: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
                 }
             }
             switch progress {
@@ -140,13 +138,11 @@ extension MifarePlusCard {
             // `keyWriteDropped`). 9000-9003 and B000-B003 rest on the answer's MAC.
             guard Self.keyProvable(block) else { return (old, nil, .answerMAC) }
             let words = MifarePlusBlockNumber.words(block)
-            switch keyProof(block, new: data, wentUnder: (number, key), layout: layout) {
-            case .opens(_, true):
-                return (old, nil, .keyOpensSector)
-            case .opens:
+            switch keyProof(block, new: data, layout: layout) {
+            case .opensSector:
                 return (old, nil, .sectorOpens)
             case .unproven(let e):
-                throw MifarePlusInterrupted(operation: "the check of the write of \(words)", state: "the card confirmed the write (its answer's MAC verified), but the new key did not open a session of the key's sector to prove it: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: e)
+                throw MifarePlusInterrupted(operation: "the check of the write of \(words)", state: "the card confirmed the write (its answer's MAC verified), but the new key could not be shown to open a session of the key's sector and read there: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: e)
             }
         }
         let back: [UInt8]

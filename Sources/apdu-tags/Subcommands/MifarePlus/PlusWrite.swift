@@ -88,10 +88,8 @@ extension APDUCommand {
                     if result.readBack != nil { return (reader, result.old, result.readBack, nil, "read back") }
                     let proof = result.keyProof ?? .answerMAC
                     switch proof {
-                    case .keyOpensSector:
-                        return (reader, result.old, nil, "the new key opens a session of its sector (a block read there under MAC)", proof.rawValue)
                     case .sectorOpens:
-                        return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified), and the new key opens a session of its sector (a session cannot tell key A from key B)", proof.rawValue)
+                        return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified), and the new key opens a session of its sector (a block read there under MAC; no session tells key A from key B)", proof.rawValue)
                     case .answerMAC:
                         return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); \(isKey ? "a system key" : "a configuration block") cannot be read back or tied to a session", proof.rawValue)
                     }
