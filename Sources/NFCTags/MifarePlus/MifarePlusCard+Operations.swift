@@ -70,6 +70,11 @@ extension MifarePlusCard {
             throw MifarePlusError(.needsConfirmation, "\(why); nothing was written")
         }
         if block == 0 { throw MifarePlusError(.refused, "block 0 is the manufacturer block and cannot be written; nothing was written") }
+        if (0xA000...0xA0FF).contains(block) {
+            // Which key's session writes them the public data sheets do not say, and a guess
+            // would name a block the card does not have (the third review of the key proof).
+            throw MifarePlusError(.refused, "\(MifarePlusBlockNumber.words(block)) is not written by this tool: which key's session writes virtual card keys the public data sheets do not say; nothing was written")
+        }
         let isData = Int(block) < layout.blockCount
         let number: UInt16
         switch block {

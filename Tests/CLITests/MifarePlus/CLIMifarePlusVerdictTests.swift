@@ -161,13 +161,17 @@ struct CLIMifarePlusVerdictTests {
         }
     }
 
-    @Test("virtual card keys A000-A0FF: plus write needs --yes for them as for every key; personalize does not take them; nothing reaches the card")
+    @Test("virtual card keys A000-A0FF: plus write needs --yes for them as for every key, and refuses them with it; personalize does not take them; nothing reaches the card")
     func virtualCardKeysNeedYes() async throws {
         let card = MifarePlusModel.ndefFormatted(.ev1, message: MifarePlusModel.presetMessage)
         try await withInsertedCard(card) { inserted in
             let w = try runAPDU(["plus", "write", "--block", "0xA000", "--hex", Self.keyHex, "--key", Self.ndefKey, "-r", inserted.reader])
             #expect(w.status == 77 && w.stderr.contains("virtual card key") && w.stderr.contains("--yes"), "\(w.status) \(w.stderr)")
-            #expect(!card.frames.contains { (0xA0...0xA3).contains($0.first ?? 0) }, "no write was sent")
+            // With --yes: refused (which key's session writes them no public data sheet says),
+            // before anything reaches the card (the third review of the key proof).
+            let y = try runAPDU(["plus", "write", "--block", "0xA000", "--hex", Self.keyHex, "--key", Self.ndefKey, "--yes", "-r", inserted.reader])
+            #expect(y.status == 64 && y.stderr.contains("not written by this tool") && y.stdout.isEmpty, "\(y.status) \(y.stderr)")
+            #expect(!card.frames.contains { (0xA0...0xA3).contains($0.first ?? 0) || $0.first == 0x70 }, "no write or authentication was sent")
         }
         let sl0 = MifarePlusModel(.ev1, level: .sl0)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("plus-vc-\(UUID()).txt").path
@@ -273,7 +277,7 @@ struct CLIMifarePlusVerdictTests {
         let tamper = ReadBackTamper(card, block: 5, answer: answer)
         try await withInsertedCard(tamper) { inserted in
             let w = try runAPDU(["plus", "write", "--block", "5", "--hex", String(repeating: "42", count: 16), "--key", "A:FFFFFFFFFFFF", "-r", inserted.reader])
-            #expect(w.status == 74 && w.stderr.split(separator: "\n").count == 1, "\(name): \(w.status) \(w.stdout) \(w.stderr)")
+            #expect(w.status == 74 && w.stderr.split(separator: "\n").count == 1 && w.stdout.isEmpty, "\(name): \(w.status) \(w.stdout) \(w.stderr)")
             #expect(w.stderr.contains(name == "differs" ? "reads back as" : "could not be read back"), "\(name): \(w.stderr)")
         }
     }

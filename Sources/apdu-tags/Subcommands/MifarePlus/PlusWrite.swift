@@ -78,7 +78,7 @@ extension APDUCommand {
                     let card = try MifarePlusCard.level3(transport, atr: atr)
                     guard let aes = MifarePlusKey(key.bytes) else { throw Failure(.usage, "an SL3 card's key is 32 hex digits (AES)") }
                     let layout = MifarePlusLayout(.plus4K)
-                    let isKey = (0x4000...0x9003).contains(number)
+                    let isKey = (0x4000...0x9003).contains(number) || (0xA000...0xA0FF).contains(number)
                     let result = try card.writeBlock(UInt16(number), data: data, key: aes, type: key.type, confirmed: yes, layout: layout,
                                                      mode: plain && !isKey ? .plain : .encrypted) { old in
                         "apdu plus write --block \(number) --hex \(old.hexString) --key \(keyWord):… (the same key)"
@@ -94,23 +94,25 @@ extension APDUCommand {
                         return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); \(isKey ? "a system key" : "a configuration block") cannot be read back or tied to a session", proof.rawValue)
                     }
                 }
-                if output.json {
-                    Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
-                                                ("proof", .string(proof)),
-                                                ("previous", old.map { .hex($0) } ?? .null)]).serialized)
-                } else {
-                    let how = back == data ? "it reads back as written" : back.map { "but it reads back as \($0.hexString)" } ?? unconfirmed ?? "not read back"
-                    Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
-                    if let old { Terminal.print("  previous contents \(old.hexString)") }
-                }
                 // Done only when proven: read back as written, a trailer or an SL3 key opening a
-                // session, or (9002, 9003, B000-B003, which nothing else shows) the answer's MAC. A read-back that differs or that failed is no "wrote" (review:
-                // an SL1 write answered 90 00 but never delivered exited 0).
+                // session, or (9000-9003, B000-B003, which nothing else shows) the answer's MAC.
+                // A read-back that differs or that failed is no "wrote", and nothing is printed
+                // as if it were (review: an SL1 write answered 90 00 but never delivered exited
+                // 0; the third review of the key proof: "wrote" printed before the exit 74).
                 if let back, back != data {
                     throw Failure(.ioError, "block \(number) reads back as \(back.hexString), not as written: the write did not take")
                 }
                 if back == nil, let unconfirmed, unconfirmed.hasPrefix("could not be read back (") {
                     throw Failure(.ioError, "block \(number) was written but \(unconfirmed): the write is unconfirmed")
+                }
+                if output.json {
+                    Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
+                                                ("proof", .string(proof)),
+                                                ("previous", old.map { .hex($0) } ?? .null)]).serialized)
+                } else {
+                    let how = back == data ? "it reads back as written" : unconfirmed ?? "not read back"
+                    Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
+                    if let old { Terminal.print("  previous contents \(old.hexString)") }
                 }
             }
         }
