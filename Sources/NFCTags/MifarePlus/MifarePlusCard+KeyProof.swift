@@ -33,7 +33,7 @@ extension MifarePlusCard {
     /// the configuration key 9001 open sessions no read can tie to them, and the level switch
     /// keys 9002 and 9003 are never tried (AuthenticateFirst with them is what switches an SL1
     /// or SL2 card's level).
-    static func keyProvable(_ block: UInt16) -> Bool { (0x4000...0x404F).contains(block) }
+    static func keyProvable(_ block: UInt16) -> Bool { MifarePlusBlockNumber.sectorKeyOf(block) != nil }
 
     /// Opens a fresh session with `new` as key block `block` (a sector key), then reads a block
     /// of the key's sector under MAC in it: the card refuses a read outside the session's
@@ -42,8 +42,9 @@ extension MifarePlusCard {
     /// the card refuses it (its access bits may deny that key the data), the trailer, whose
     /// access bits every trailer condition lets key A read, in a session opened again.
     func keyProof(_ block: UInt16, new: [UInt8], layout: MifarePlusLayout) -> KeyProof {
-        guard Self.keyProvable(block), let newKey = MifarePlusKey(new) else { return .unproven(MifarePlusError(.refused, "not a sector key")) }
-        let sector = (Int(block) - 0x4000) / 2
+        guard let (sector, _) = MifarePlusBlockNumber.sectorKeyOf(block), let newKey = MifarePlusKey(new) else {
+            return .unproven(MifarePlusError(.refused, "not a sector key"))
+        }
         let blocks = layout.blocks(inSector: sector)
         var refusal: any Error = MifarePlusError(.refused, "no block read")
         for target in [blocks.lowerBound, blocks.upperBound - 1] {
@@ -63,9 +64,7 @@ extension MifarePlusCard {
 
     /// How a person sees which value key block `block` holds (the CLI's words).
     static func keyCheck(_ block: UInt16, layout: MifarePlusLayout) -> String {
-        guard (0x4000...0x404F).contains(block) else { return "a session opened with the new key tells which" }
-        let sector = (Int(block) - 0x4000) / 2
-        let type = block & 1 == 0 ? "A" : "B"
+        guard let (sector, type) = MifarePlusBlockNumber.sectorKeyOf(block) else { return "a session opened with the new key tells which" }
         return "apdu plus read --block \(layout.blocks(inSector: sector).lowerBound) --key \(type):<the new key> tells which"
     }
 }

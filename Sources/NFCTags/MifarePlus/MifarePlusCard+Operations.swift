@@ -100,12 +100,12 @@ extension MifarePlusCard {
             // write's answer was, or if there was none (never "not changed": a refusal proves
             // nothing, and an old key opening may be the sector's other key).
             if progress != .notRun, Self.keyProvable(block) {
-                let words = MifarePlusBlockNumber.words(block)
+                let oldOrNew = "\(MifarePlusBlockNumber.words(block)) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))"
                 switch keyProof(block, new: data, layout: layout) {
                 case .opensSector(let sector):
-                    throw MifarePlusInterrupted(operation: what, state: "the new key opens a session of sector \(sector) (a block read there under MAC), but no session tells key A from key B: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                    throw MifarePlusInterrupted(operation: what, state: "the new key opens a session of sector \(sector) (a block read there under MAC), but no session tells key A from key B: \(oldOrNew)", underlying: error)
                 case .unproven:
-                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and the new key could not be shown to open a session of the key's sector and read there: \(words) holds its old value or the new one; \(Self.keyCheck(block, layout: layout))", underlying: error)
+                    throw MifarePlusInterrupted(operation: what, state: "the answer carries no proof either way, and the new key could not be shown to open a session of the key's sector and read there: \(oldOrNew)", underlying: error)
                 }
             }
             switch progress {

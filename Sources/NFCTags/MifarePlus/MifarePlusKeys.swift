@@ -31,6 +31,11 @@ public enum MifarePlusBlockNumber {
     public static func sectorKey(_ sector: Int, _ type: MifarePlusKeyType) -> UInt16 {
         UInt16(0x4000 + 2 * sector + (type == .b ? 1 : 0))
     }
+    /// The sector and key type of a sector key block (4000-404F); nil for any other block.
+    public static func sectorKeyOf(_ n: UInt16) -> (sector: Int, type: MifarePlusKeyType)? {
+        guard (0x4000...0x404F).contains(n) else { return nil }
+        return ((Int(n) - 0x4000) / 2, n & 1 == 0 ? .a : .b)
+    }
     /// The card master key.
     public static let cardMasterKey: UInt16 = 0x9000
     /// The card configuration key.
@@ -49,8 +54,8 @@ public enum MifarePlusBlockNumber {
     /// "4002 (sector 1 key A)", "9003 (SL3 switch key)", "0004 (block 4)".
     public static func words(_ n: UInt16) -> String {
         let hex = Hex.encode([UInt8(n >> 8), UInt8(n & 0xFF)])
+        if let (sector, type) = sectorKeyOf(n) { return "\(hex) (sector \(sector) key \(type))" }
         switch n {
-        case 0x4000...0x404F: return "\(hex) (sector \((Int(n) - 0x4000) / 2) key \(n & 1 == 0 ? "A" : "B"))"
         case 0x8000...0x8003: return "\(hex) (originality key)"
         case cardMasterKey: return "\(hex) (card master key)"
         case cardConfigurationKey: return "\(hex) (card configuration key)"

@@ -52,8 +52,8 @@ extension APDUCommand {
                 let key = try keyOptions.resolved()
                 let keyWord = key.type == .a ? "A" : "B"
                 // What the write's success rests on: SL1 has no MAC, so there only a read-back tells.
-                // `proof`: what shows the write took, for JSON (`read back` is judged below).
-                let (reader, old, back, unconfirmed, proof) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?, String?, String) in
+                // `shown`: how it was shown, in words, when not read back; `proof`: the same for JSON.
+                let (reader, old, back, shown, proof) = try withPlusCard(readerOptions, traceOptions) { reader, transport, atr -> (String, [UInt8]?, [UInt8]?, String?, String) in
                     if let layout = MifareClassicLayout(atr: atr), layout.chip == .plus2K || layout.chip == .plus4K {
                         guard let crypto1 = MifareClassicKey(key.bytes) else { throw Failure(.usage, "the card is in SL1: its key is a 12-digit MIFARE Classic key") }
                         guard number < layout.blockCount else { throw Failure(.usage, "a \(layout) has blocks 0-\(layout.blockCount - 1)") }
@@ -71,9 +71,18 @@ extension APDUCommand {
                                 throw Failure(.ioError, "block \(number) (a sector trailer) was written but could not be checked (\(Failure.reason(error))): the write is unconfirmed")
                             }
                         }
-                        do { return (reader, nil, try card.read(block: number), nil, "read back") } catch {
-                            return (reader, nil, nil, "could not be read back (\(Failure.reason(error)))", "none")
+                        // SL1 has no MAC: only the read-back shows the write, and a read-back that
+                        // differs or fails is no "wrote" (review: an SL1 write answered 90 00 but
+                        // never delivered exited 0), with nothing printed as if it were (the third
+                        // review of the key proof: "wrote" printed before the exit 74).
+                        let back: [UInt8]
+                        do { back = try card.read(block: number) } catch {
+                            throw Failure(.ioError, "block \(number) was written but could not be read back (\(Failure.reason(error))): the write is unconfirmed")
                         }
+                        guard back == data else {
+                            throw Failure(.ioError, "block \(number) reads back as \(back.hexString), not as written: the write did not take")
+                        }
+                        return (reader, nil, back, nil, "read back")
                     }
                     let card = try MifarePlusCard.level3(transport, atr: atr)
                     guard let aes = MifarePlusKey(key.bytes) else { throw Failure(.usage, "an SL3 card's key is 32 hex digits (AES)") }
@@ -94,23 +103,15 @@ extension APDUCommand {
                         return (reader, result.old, nil, "the card's answer confirmed it (its MAC verified); \(isKey ? "a system key" : "a configuration block") cannot be read back or tied to a session", proof.rawValue)
                     }
                 }
-                // Done only when proven: read back as written, a trailer or an SL3 key opening a
+                // Here the write is proven as far as `proof` says: read back as written (SL3's
+                // writeBlock throws on a read-back that differs), a trailer or an SL3 key opening a
                 // session, or (9000-9003, B000-B003, which nothing else shows) the answer's MAC.
-                // A read-back that differs or that failed is no "wrote", and nothing is printed
-                // as if it were (review: an SL1 write answered 90 00 but never delivered exited
-                // 0; the third review of the key proof: "wrote" printed before the exit 74).
-                if let back, back != data {
-                    throw Failure(.ioError, "block \(number) reads back as \(back.hexString), not as written: the write did not take")
-                }
-                if back == nil, let unconfirmed, unconfirmed.hasPrefix("could not be read back (") {
-                    throw Failure(.ioError, "block \(number) was written but \(unconfirmed): the write is unconfirmed")
-                }
                 if output.json {
                     Terminal.print(JSON.object([("reader", .string(reader)), ("block", .int(number)), ("verified", .bool(back == data)),
                                                 ("proof", .string(proof)),
                                                 ("previous", old.map { .hex($0) } ?? .null)]).serialized)
                 } else {
-                    let how = back == data ? "it reads back as written" : unconfirmed ?? "not read back"
+                    let how = back == data ? "it reads back as written" : shown ?? "not read back"
                     Terminal.print("wrote \(MifarePlusBlockNumber.words(UInt16(number))); \(Terminal.safe(how))")
                     if let old { Terminal.print("  previous contents \(old.hexString)") }
                 }
